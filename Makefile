@@ -1,0 +1,35 @@
+# Every target installs what it needs first (scripts/setup.sh is idempotent and fast when done).
+SHELL := /bin/bash
+PY := .venv/bin/python
+export HF_HUB_OFFLINE := 1
+export MODELS_DIR ?= models
+
+.PHONY: setup models test lint typecheck unit ingest run demo eval bench bench-ingest bench-enrich chaos clean
+
+setup:
+	@bash scripts/setup.sh
+
+models: setup
+
+lint: setup
+	.venv/bin/ruff check enricher ingest tests scripts golden
+
+typecheck: setup
+	.venv/bin/mypy
+
+unit: setup
+	$(PY) -m pytest -q
+
+## The one test command (README, .ci/run): lint, strict types, the whole suite.
+test: lint typecheck unit
+
+ingest: setup
+	$(PY) -m ingest --root golden/runbooks
+
+bench-ingest: setup
+	$(PY) -m scripts.bench_ingest
+
+bench: bench-ingest
+
+clean:
+	rm -rf .venv .cache data models

@@ -1,0 +1,84 @@
+"""Alert and service names: splitting identifiers into words, and keys for exact filtering."""
+
+from __future__ import annotations
+
+import re
+
+_IDENTIFIER_SEPARATORS = re.compile(r"[\W_]+")
+_IDENTIFIER_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]*[a-z0-9]+|[A-Z]+")
+#: Deployment noise in service labels: `payments-api-prod` is the `payments` service.
+_ENV_TOKENS = frozenset(
+    {
+        "prod",
+        "production",
+        "prd",
+        "staging",
+        "stage",
+        "stg",
+        "dev",
+        "development",
+        "test",
+        "qa",
+        "uat",
+        "canary",
+        "live",
+        "primary",
+        "replica",
+        "main",
+        "blue",
+        "green",
+        "eu",
+        "us",
+        "ap",
+        "east",
+        "west",
+        "north",
+        "south",
+        "central",
+        "1",
+        "2",
+        "3",
+    }
+)
+
+
+def split_identifier(name: str) -> str:
+    """Alert name to words: "TLSCertificateExpiringSoon" -> "TLS Certificate Expiring Soon".
+
+    Splits CamelCase, snake_case and kebab-case; a run of capitals stays one
+    word (an acronym), and digits stay with the word they follow ("K8sNodeDown"
+    -> "K8s Node Down"). Non-ASCII words are kept whole.
+    """
+    words: list[str] = []
+    for token in _IDENTIFIER_SEPARATORS.split(name):
+        if token.isascii():
+            words.extend(_IDENTIFIER_WORD.findall(token))
+        elif token:
+            words.append(token)
+    return " ".join(words)
+
+
+def name_key(value: str) -> str:
+    """Case and separators ignored: `checkout_api`, `Checkout-API` and `checkoutapi` are one key."""
+    return "".join(ch for ch in value.lower() if ch.isalnum())
+
+
+def service_keys(label: str) -> tuple[str, ...]:
+    """Keys a service label may stand for, most specific first.
+
+    Labels in the wild rarely equal runbook folder names (`payments-api-prod` vs `payments`).
+    Environment and region tokens are dropped, then every run of up to three consecutive
+    remaining tokens becomes a candidate key, so `payments-api-prod` offers `paymentsapi`,
+    `payments` and `api`.
+    """
+    tokens = [t for t in re.split(r"[^a-z0-9]+", label.lower()) if t]
+    if not tokens:
+        return ()
+    keys: list[str] = [name_key(label)]
+    core = [t for t in tokens if t not in _ENV_TOKENS and not t.isdigit()] or tokens
+    for size in range(min(3, len(core)), 0, -1):
+        for start in range(len(core) - size + 1):
+            key = "".join(core[start : start + size])
+            if len(key) >= 2 and key not in keys:
+                keys.append(key)
+    return tuple(keys)

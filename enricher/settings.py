@@ -1,0 +1,123 @@
+"""All configuration, read from the environment once, validated, and passed in from there.
+
+No other module reads `os.environ`. The names are a contract with deployments and other
+tools: keep them (see the settings table in README.md).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+CommaList = Annotated[tuple[str, ...], NoDecode]
+
+
+def split_commas(value: object) -> object:
+    """Validator helper: `"a, b"` in the environment becomes `("a", "b")`."""
+    if isinstance(value, str):
+        return tuple(part.strip() for part in value.split(",") if part.strip())
+    return value
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="", case_sensitive=False, extra="ignore")
+
+    # --- index (shared by ingest and the service) ---
+    qdrant_url: str | None = None
+    qdrant_path: Path = Path("./data/qdrant")
+    qdrant_api_key: SecretStr | None = None
+    qdrant_collection: str = "runbooks"
+    qdrant_timeout_s: float = 5.0
+    redis_url: str = "redis://localhost:6379/0"
+    models_dir: Path = Path("./models")
+    #: Use the int8-quantized dense model (about 2x faster, slightly lower quality).
+    embed_int8: bool = False
+    #: Load the dense model from the Hugging Face hub by name instead of MODELS_DIR.
+    #: Only for machines with network access; the offline build is the default.
+    embed_from_hub: bool = False
+
+    # --- ingest ---
+    chunk_max_chars: int = Field(default=1500, ge=200)
+    chunk_min_chars: int = Field(default=250, ge=0)
+
+    # --- search ---
+    score_threshold: float = Field(default=0.5, ge=0, le=1)
+    global_score_threshold: float = Field(default=0.55, ge=0, le=1)
+    stale_after_days: int = Field(default=180, ge=1)
+
+    # --- HTTP service ---
+    host: str = "127.0.0.1"
+    port: int = 8080
+    log_level: str = "INFO"
+    max_body_bytes: int = Field(default=1024 * 1024, ge=1024)
+    #: Accepted `Authorization: Bearer` tokens for /webhook/alertmanager (comma separated).
+    alertmanager_bearer_tokens: CommaList = ()
+    #: Accepted basic-auth credentials, `user:password` pairs, comma separated.
+    alertmanager_basic_auth: CommaList = ()
+    #: PagerDuty v3 signing secrets (comma separated; several during rotation).
+    pagerduty_signing_secrets: CommaList = ()
+    #: Serve webhooks without auth. Only for local demos: `make run` sets it.
+    allow_unauthenticated: bool = False
+    #: Enrichment workers in the process.
+    workers: int = Field(default=4, ge=1)
+    #: Stable name of this replica for the job queue (default: the host name). Keep it
+    #: stable across restarts so a restarted process re-reads its own unfinished jobs;
+    #: make it unique per replica.
+    worker_id: str | None = None
+
+    # --- Slack ---
+    slack_bot_token: SecretStr | None = None
+    slack_channel: str | None = None
+    #: JSON list of {"service": glob, "severity": glob, "channel": "..."}; first match wins.
+    slack_routes: str = "[]"
+    slack_webhook_url: SecretStr | None = None
+    slack_api_url: str = "https://slack.com/api/"
+    runbook_base_url: str | None = None
+
+    # --- reliability ---
+    dedup_ttl_s: int = Field(default=6 * 3600, ge=60)
+    job_claim_idle_s: float = Field(default=60.0, gt=0)
+    delivery_max_attempts: int = Field(default=50, ge=1)
+
+    @field_validator(
+        "alertmanager_bearer_tokens",
+        "alertmanager_basic_auth",
+        "pagerduty_signing_secrets",
+        mode="before",
+    )
+    @classmethod
+    def _commas(cls, value: object) -> object:
+        return split_commas(value)
+
+    @field_validator("qdrant_url", "runbook_base_url", "slack_channel", mode="before")
+    @classmethod
+    def _empty_is_none(cls, value: object) -> object:
+        return None if value == "" else value
+
+    @field_validator("slack_bot_token", "slack_webhook_url", "qdrant_api_key", mode="before")
+    @classmethod
+    def _empty_secret_is_none(cls, value: object) -> object:
+        return None if value == "" else value
+
+    @property
+    def basic_users(self) -> dict[str, str]:
+        pairs = (entry.partition(":") for entry in self.alertmanager_basic_auth)
+        return {user: password for user, _, password in pairs if user}
+
+    @property
+    def alertmanager_auth_configured(self) -> bool:
+        return bool(self.alertmanager_bearer_tokens or self.basic_users)
+
+    @property
+    def pagerduty_auth_configured(self) -> bool:
+        return bool(self.pagerduty_signing_secrets)
+
+
+def load_settings() -> Settings:
+    return Settings()
+
+
+__all__ = ["CommaList", "Settings", "load_settings", "split_commas"]

@@ -1,0 +1,85 @@
+"""`python -m ingest --root DIR [--root DIR ...] [--no-git] [--no-prune]`
+
+Prints the sync summary line on stdout; exits 1 when any source failed, 2 on misconfiguration.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import structlog
+
+from enricher import index, logs
+from enricher.embedding import Embedder
+from enricher.errors import ConfigError
+from enricher.settings import load_settings
+from ingest.cache import EmbeddingCache, connect
+from ingest.sync import Progress, Syncer, SyncOptions
+
+log = structlog.get_logger("ingest")
+
+
+def _progress_bar() -> Progress | None:
+    if not sys.stderr.isatty():
+        return None
+
+    def show(done: int, total: int) -> None:
+        width = 30
+        filled = width * done // max(total, 1)
+        sys.stderr.write(f"\rembedding [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
+        if done >= total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+    return show
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m ingest", description="Index runbooks into Qdrant."
+    )
+    parser.add_argument(
+        "--root",
+        type=Path,
+        action="append",
+        required=True,
+        help="folder of runbooks, <root>/<service>/<alert_name>.md (repeatable)",
+    )
+    parser.add_argument("--no-git", action="store_true", help="ignore git metadata")
+    parser.add_argument(
+        "--no-prune", action="store_true", help="keep chunks of deleted or shrunk documents"
+    )
+    args = parser.parse_args(argv)
+    settings = load_settings()
+    logs.configure(json=False)
+    try:
+        embedder = Embedder(settings)
+        client = index.open_client(settings)
+    except ConfigError as exc:
+        log.error("ingest.config_error", error=str(exc))
+        return 2
+    cache = EmbeddingCache(connect(settings.redis_url), embedder.identity.dense)
+    options = SyncOptions(
+        roots=args.root,
+        use_git=not args.no_git,
+        prune=not args.no_prune,
+        chunk_max_chars=settings.chunk_max_chars,
+        chunk_min_chars=settings.chunk_min_chars,
+    )
+    try:
+        report = Syncer(client, settings.qdrant_collection, embedder, cache).run(
+            options, progress=_progress_bar()
+        )
+    except ConfigError as exc:
+        log.error("ingest.config_error", error=str(exc))
+        return 2
+    finally:
+        client.close()
+    print(report.summary(), flush=True)
+    return 1 if report.errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,52 @@
+"""Plain data for what ingestion reads and writes: documents and their chunks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+
+@dataclass(frozen=True)
+class Document:
+    """One runbook file, with its metadata resolved (front matter wins over the path)."""
+
+    #: Unique across roots: "<source>:<path>".
+    doc_id: str
+    #: Label of the root the file came from (the root folder's name).
+    source: str
+    #: Path relative to the root, with forward slashes: "<service>/<alert_name>.md".
+    path: str
+    title: str
+    alert_names: tuple[str, ...]
+    services: tuple[str, ...]
+    owner: str | None
+    tags: tuple[str, ...]
+    #: From front matter `last_reviewed`, else the file's last git commit, else mtime (UTC).
+    last_updated: datetime
+    #: Git blob sha when the file is tracked, else the sha256 of the file content.
+    revision: str
+    #: Markdown body without the front matter.
+    body: str
+    #: sha256 over everything that influences the index (metadata + body).
+    doc_hash: str
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One section (or part of a long section) of a document."""
+
+    index: int
+    #: Heading path, joined with " › ", e.g. "Mitigation › Scale up". Empty for preamble.
+    section: str
+    #: GitHub-style anchor of the deepest heading ("scale-up"), empty for preamble.
+    anchor: str
+    #: The markdown text shown to people (heading line not repeated).
+    text: str
+
+
+@dataclass(frozen=True)
+class SourceError:
+    """A file that could not be read or parsed. It marks the run as errored."""
+
+    path: str
+    reason: str

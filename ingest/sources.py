@@ -1,0 +1,272 @@
+"""Read a folder of runbooks into `Document`s, with metadata from path, front matter and git.
+
+Layout: ``<root>/<service>/<alert_name>.md``. A file directly under the root
+serves no particular service; deeper files take the first folder as service.
+Front matter wins over the path for every field it sets (a non-empty list
+counts as set). Hidden files and folders (``.git``, ``.github``) are skipped.
+
+Git is asked twice per root, whatever the number of files: ``ls-tree`` for the
+blob shas in HEAD and one ``log --name-only`` walk for each path's last commit.
+Git data is used only for files whose content equals their blob in HEAD:
+for a file edited (or staged) since, the commit neither names its content nor
+dates it, so such a file gets the content sha256 and its mtime, like a file
+outside git. Line-ending or filter conversions (autocrlf, LFS) also make the
+bytes differ from the blob, which falls back the same safe way.
+
+A file that cannot be used becomes a `SourceError` and the scan goes on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, time
+from pathlib import Path, PurePosixPath
+
+from enricher.names import split_identifier
+from ingest.chunking import document_title
+from ingest.document import Document, SourceError
+from ingest.frontmatter import FrontMatter, FrontMatterError, parse_front_matter, split_front_matter
+
+__all__ = ["Scan", "scan_root"]
+
+#: Bump when the recipe of `doc_hash` changes, so every document is re-indexed once.
+DOC_HASH_VERSION = 1
+
+_GIT_TIMEOUT_SECONDS = 60
+
+
+@dataclass(frozen=True)
+class Scan:
+    """What one root yielded: documents in path order, and the files that failed."""
+
+    documents: tuple[Document, ...]
+    errors: tuple[SourceError, ...]
+
+
+@dataclass(frozen=True)
+class _GitState:
+    #: Blob sha in HEAD by path relative to the root.
+    blobs: dict[str, str] = field(default_factory=dict)
+    #: Committer date of the newest commit touching the path, by path relative to the root.
+    dates: dict[str, datetime] = field(default_factory=dict)
+
+
+def scan_root(root: Path, *, use_git: bool = True) -> Scan:
+    """Read every ``*.md`` under ``root``; git metadata is used when ``root`` is in a work tree."""
+    if not root.is_dir():
+        problem = "is not a directory" if root.exists() else "does not exist"
+        reason = f"runbook root {problem}"
+        return Scan(documents=(), errors=(SourceError(path=str(root), reason=reason),))
+    base = root.resolve()
+    errors: list[SourceError] = []
+    paths = _markdown_files(base, errors)
+    git = _git_state(base) if use_git else _GitState()
+    documents: list[Document] = []
+    for rel in paths:
+        result = _read_document(base, rel, git)
+        if isinstance(result, SourceError):
+            errors.append(result)
+        else:
+            documents.append(result)
+    return Scan(documents=tuple(documents), errors=tuple(errors))
+
+
+def _markdown_files(base: Path, errors: list[SourceError]) -> list[str]:
+    def unreadable(exc: OSError) -> None:
+        where = Path(exc.filename).relative_to(base).as_posix() if exc.filename else "."
+        errors.append(SourceError(path=where, reason=f"cannot list folder: {exc.strerror}"))
+
+    found: list[str] = []
+    for folder, subfolders, files in os.walk(base, onerror=unreadable):
+        subfolders[:] = sorted(name for name in subfolders if not name.startswith("."))
+        for name in files:
+            if not name.startswith(".") and name.lower().endswith(".md"):
+                found.append(Path(folder, name).relative_to(base).as_posix())
+    return sorted(found)
+
+
+def _read_document(base: Path, rel: str, git: _GitState) -> Document | SourceError:
+    try:
+        with (base / rel).open("rb") as handle:
+            data = handle.read()
+            mtime = os.fstat(handle.fileno()).st_mtime
+    except OSError as exc:
+        return SourceError(path=rel, reason=f"cannot read file: {exc.strerror or exc}")
+    if b"\0" in data:
+        return SourceError(path=rel, reason="binary file (contains NUL bytes), expected markdown")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return SourceError(path=rel, reason=f"not UTF-8 text (invalid byte at offset {exc.start})")
+    if not text.strip():
+        return SourceError(path=rel, reason="empty file")
+    try:
+        meta, body = split_front_matter(text)
+        front = parse_front_matter(meta)
+    except FrontMatterError as exc:
+        return SourceError(path=rel, reason=str(exc))
+    if not body.strip():
+        return SourceError(path=rel, reason="no markdown after the front matter")
+
+    blob = git.blobs.get(rel)
+    committed = blob is not None and _git_blob_sha(data, blob) == blob
+    if front.last_reviewed is not None:
+        last_updated = datetime.combine(front.last_reviewed, time(), tzinfo=UTC)
+    elif committed and rel in git.dates:
+        last_updated = git.dates[rel]
+    else:
+        last_updated = datetime.fromtimestamp(mtime, tz=UTC)
+    revision = blob if committed and blob is not None else hashlib.sha256(data).hexdigest()
+    return _document(base.name, rel, front, body, last_updated, revision)
+
+
+def _document(
+    source: str,
+    rel: str,
+    front: FrontMatter,
+    body: str,
+    last_updated: datetime,
+    revision: str,
+) -> Document:
+    folders = rel.split("/")[:-1]
+    stem = PurePosixPath(rel).stem
+    title = front.title or document_title(body) or split_identifier(stem) or stem
+    alert_names = tuple(front.alert_names) or (stem,)
+    services = tuple(front.services) or tuple(folders[:1])
+    tags = tuple(front.tags)
+    doc_hash = _doc_hash(
+        {
+            "title": title,
+            "alert_names": list(alert_names),
+            "services": list(services),
+            "owner": front.owner,
+            "tags": list(tags),
+            "last_updated": last_updated.date().isoformat(),
+            "path": rel,
+            "body": body,
+        }
+    )
+    return Document(
+        doc_id=f"{source}:{rel}",
+        source=source,
+        path=rel,
+        title=title,
+        alert_names=alert_names,
+        services=services,
+        owner=front.owner,
+        tags=tags,
+        last_updated=last_updated,
+        revision=revision,
+        body=body,
+        doc_hash=doc_hash,
+    )
+
+
+def _doc_hash(indexed: dict[str, object]) -> str:
+    """sha256 over what reaches the index payload, so that only real changes re-embed.
+
+    ``revision`` is left out on purpose: the same bytes get a blob sha inside a
+    git checkout and a sha256 outside one, and reformatting the front matter
+    changes it too; neither changes a single indexed field. ``last_updated``
+    counts by its date, the resolution staleness is judged at, so a ``touch``
+    on a file outside git re-indexes it at most once a day.
+    """
+    canonical = json.dumps(
+        {"version": DOC_HASH_VERSION, **indexed}, sort_keys=True, separators=(",", ":")
+    )
+    return hashlib.sha256(canonical.encode("ascii")).hexdigest()
+
+
+def _git_blob_sha(data: bytes, like: str) -> str:
+    """What ``git hash-object`` would print; SHA-256 repositories have 64-digit ids."""
+    digest = hashlib.sha256() if len(like) == 64 else hashlib.sha1(usedforsecurity=False)
+    digest.update(b"blob %d\0" % len(data))
+    digest.update(data)
+    return digest.hexdigest()
+
+
+def _git_state(base: Path) -> _GitState:
+    """Blob shas and last commit dates for the files under ``base``; empty outside git.
+
+    Run from ``base``, both commands limit themselves to ``base`` and print paths
+    relative to it, so a root that is a subfolder of the repository needs no
+    mapping. Any failure (no git, not a repository, no commit yet, a hang)
+    means no git metadata, and the caller uses content hashes and mtimes.
+    """
+    tree = _git(base, "ls-tree", "-r", "-z", "HEAD")
+    if tree is None:
+        return _GitState()
+    history = _git(
+        base,
+        "-c",
+        "log.showRoot=true",
+        "log",
+        "--no-color",
+        "--no-show-signature",
+        "--no-renames",
+        "--relative",
+        "--name-only",
+        "-z",
+        "--format=%x00%ct",
+        "HEAD",
+        "--",
+        ".",
+    )
+    return _GitState(blobs=_parse_tree(tree), dates=_parse_log(history or b""))
+
+
+def _git(base: Path, *args: str) -> bytes | None:
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(base), *args],
+            capture_output=True,
+            check=False,
+            timeout=_GIT_TIMEOUT_SECONDS,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def _parse_tree(output: bytes) -> dict[str, str]:
+    """``<mode> <type> <sha>\\t<path>`` entries, NUL-terminated; keep blobs only."""
+    blobs: dict[str, str] = {}
+    for entry in output.split(b"\0"):
+        info, tab, name = entry.partition(b"\t")
+        fields = info.split()
+        if tab and len(fields) == 3 and fields[1] == b"blob":
+            blobs[os.fsdecode(name)] = fields[2].decode("ascii")
+    return blobs
+
+
+def _parse_log(output: bytes) -> dict[str, datetime]:
+    """Newest commit date per path from ``log --format=%x00%ct --name-only -z``.
+
+    Each commit prints ``\\0<timestamp>\\0`` and then its paths, each ended by
+    ``\\0``, the first one preceded by a newline. File names are never empty,
+    so an empty field always announces a timestamp. Commits come newest first,
+    so the first date seen for a path is its last change.
+    """
+    dates: dict[str, datetime] = {}
+    when: datetime | None = None
+    expect_date = False
+    first_name = False
+    for token in output.split(b"\0"):
+        if not token:
+            expect_date = True
+        elif expect_date:
+            try:
+                when = datetime.fromtimestamp(int(token), tz=UTC)
+            except ValueError:
+                return {}
+            expect_date = False
+            first_name = True
+        elif when is not None:
+            name = token[1:] if first_name and token.startswith(b"\n") else token
+            first_name = False
+            dates.setdefault(os.fsdecode(name), when)
+    return dates

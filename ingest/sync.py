@@ -1,0 +1,245 @@
+"""Apply a sync: scan roots, chunk, plan against the collection, embed, upsert, prune.
+
+Qdrant is the source of truth for what is indexed (one payload-only scroll per run);
+Redis only caches embeddings in front of the model. A flushed Redis therefore never
+corrupts anything: unchanged documents are still skipped because Qdrant holds their
+hashes, and only documents that changed are embedded again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import structlog
+from qdrant_client import QdrantClient, models
+
+from enricher import index
+from enricher.embedding import Embedder
+from enricher.names import name_key
+from ingest.cache import EmbeddingCache
+from ingest.chunking import chunk_markdown, embed_text
+from ingest.document import Chunk, Document, SourceError
+from ingest.plan import Indexed, Plan, make_plan
+from ingest.sources import scan_root
+
+log = structlog.get_logger(__name__)
+
+UPSERT_BATCH = 64
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class SyncReport:
+    indexed_docs: int = 0
+    indexed_chunks: int = 0
+    skipped: int = 0
+    pruned_chunks: int = 0
+    removed_docs: int = 0
+    embedded: int = 0
+    from_cache: int = 0
+    prune_skipped: bool = False
+    errors: list[SourceError] = field(default_factory=list)
+
+    def summary(self) -> str:
+        return (
+            f"indexed {self.indexed_docs} document(s) as {self.indexed_chunks} chunk(s); "
+            f"skipped {self.skipped} unchanged; pruned {self.pruned_chunks} stale chunk(s); "
+            f"removed {self.removed_docs} deleted document(s); "
+            f"embedded {self.embedded} chunk(s) ({self.from_cache} from cache)"
+        )
+
+
+@dataclass(frozen=True)
+class SyncOptions:
+    roots: Sequence[Path]
+    use_git: bool = True
+    prune: bool = True
+    chunk_max_chars: int = 1500
+    chunk_min_chars: int = 250
+
+
+#: Bump when embed_text() changes what is embedded for the same chunk.
+EMBED_TEXT_VERSION = 1
+
+
+def _indexed_hash(doc: Document, options: SyncOptions) -> str:
+    """The document hash as indexed: content plus the chunking settings and the embed-text
+    recipe, so changing CHUNK_MAX_CHARS re-chunks documents whose text did not change."""
+    recipe = (
+        f"{doc.doc_hash}|{options.chunk_max_chars}|{options.chunk_min_chars}|{EMBED_TEXT_VERSION}"
+    )
+    return hashlib.sha256(recipe.encode()).hexdigest()
+
+
+def read_indexed(client: QdrantClient, collection: str) -> dict[str, Indexed]:
+    """doc_id -> (hash, chunk count, source), from one payload-only scroll."""
+    held: dict[str, tuple[str, int, str]] = {}
+    offset: models.ExtendedPointId | None = None
+    fields = [index.F_DOC_ID, index.F_DOC_HASH, index.F_SOURCE]
+    while True:
+        points, offset = client.scroll(
+            collection, limit=1024, offset=offset, with_payload=fields, with_vectors=False
+        )
+        for point in points:
+            payload = point.payload or {}
+            doc_id = str(payload[index.F_DOC_ID])
+            doc_hash, count, source = held.get(
+                doc_id, (str(payload[index.F_DOC_HASH]), 0, str(payload.get(index.F_SOURCE, "")))
+            )
+            held[doc_id] = (doc_hash, count + 1, source)
+        if offset is None:
+            break
+    return {doc_id: Indexed(h, n, s) for doc_id, (h, n, s) in held.items()}
+
+
+def payload_for(doc: Document, chunk: Chunk, embed_model: str) -> dict[str, object]:
+    return {
+        index.F_DOC_ID: doc.doc_id,
+        index.F_SOURCE: doc.source,
+        index.F_PATH: doc.path,
+        index.F_TITLE: doc.title,
+        index.F_SECTION: chunk.section,
+        index.F_ANCHOR: chunk.anchor,
+        index.F_TEXT: chunk.text,
+        index.F_ALERT_NAMES: list(doc.alert_names),
+        index.F_ALERT_KEYS: sorted({name_key(n) for n in doc.alert_names}),
+        index.F_SERVICES: list(doc.services),
+        index.F_SERVICE_KEYS: sorted({name_key(s) for s in doc.services}),
+        index.F_REVISION: doc.revision,
+        index.F_DOC_HASH: doc.doc_hash,
+        index.F_LAST_UPDATED: doc.last_updated.isoformat(),
+        index.F_CHUNK_INDEX: chunk.index,
+        index.F_EMBED_MODEL: embed_model,
+    }
+
+
+class Syncer:
+    def __init__(
+        self,
+        client: QdrantClient,
+        collection: str,
+        embedder: Embedder,
+        cache: EmbeddingCache,
+    ) -> None:
+        self.client = client
+        self.collection = collection
+        self.embedder = embedder
+        self.cache = cache
+
+    def run(self, options: SyncOptions, progress: Progress | None = None) -> SyncReport:
+        # Checked before reading sources so a model mismatch writes nothing at all.
+        index.ensure_collection(self.client, self.collection, self.embedder.identity)
+        report = SyncReport()
+        documents: list[Document] = []
+        sources: set[str] = set()
+        for root in options.roots:
+            scan = scan_root(root, use_git=options.use_git)
+            documents.extend(scan.documents)
+            report.errors.extend(scan.errors)
+            sources.add(root.resolve().name)
+        for error in report.errors:
+            log.error("ingest.source_error", path=error.path, reason=error.reason)
+
+        chunked = [
+            (
+                replace(doc, doc_hash=_indexed_hash(doc, options)),
+                tuple(
+                    chunk_markdown(
+                        doc.body,
+                        max_chars=options.chunk_max_chars,
+                        min_chars=options.chunk_min_chars,
+                    )
+                ),
+            )
+            for doc in documents
+        ]
+        plan = make_plan(chunked, read_indexed(self.client, self.collection), sources)
+        report.skipped = len(plan.unchanged)
+        self._upsert(plan, report, progress)
+
+        report.prune_skipped = bool(report.errors) or not options.prune
+        if report.prune_skipped:
+            if report.errors:
+                log.warning(
+                    "ingest.prune_skipped",
+                    reason="a source failed during this run",
+                    errors=len(report.errors),
+                )
+        else:
+            self._prune(plan, report)
+        return report
+
+    def _upsert(self, plan: Plan, report: SyncReport, progress: Progress | None) -> None:
+        pending = [(doc, chunk) for doc, chunks in plan.upsert for chunk in chunks]
+        total = len(pending)
+        done = 0
+        model = self.embedder.identity.dense
+        for start in range(0, total, UPSERT_BATCH):
+            batch = pending[start : start + UPSERT_BATCH]
+            texts = [embed_text(doc.title, doc.alert_names, chunk) for doc, chunk in batch]
+            dense = self._dense_vectors(texts, report)
+            sparse = self.embedder.sparse(texts)
+            points = [
+                models.PointStruct(
+                    id=index.point_id(doc.doc_id, chunk.index),
+                    vector={
+                        index.DENSE: vec,
+                        index.SPARSE: models.SparseVector(indices=sp.indices, values=sp.values),
+                    },
+                    payload=payload_for(doc, chunk, model),
+                )
+                for (doc, chunk), vec, sp in zip(batch, dense, sparse, strict=True)
+            ]
+            self.client.upsert(self.collection, points=points, wait=True)
+            done += len(batch)
+            if progress is not None:
+                progress(done, total)
+        report.indexed_docs = len(plan.upsert)
+        report.indexed_chunks = total
+
+    def _dense_vectors(self, texts: list[str], report: SyncReport) -> list[list[float]]:
+        cached = self.cache.get_many(texts)
+        missing = [i for i, vec in enumerate(cached) if vec is None]
+        fresh = self.embedder.dense([texts[i] for i in missing]) if missing else []
+        self.cache.put_many([texts[i] for i in missing], fresh)
+        vectors: list[list[float]] = []
+        fresh_iter = iter(fresh)
+        for vec in cached:
+            vectors.append(vec if vec is not None else next(fresh_iter))
+        report.embedded += len(texts)
+        report.from_cache += len(texts) - len(missing)
+        return vectors
+
+    def _prune(self, plan: Plan, report: SyncReport) -> None:
+        for shrink in plan.shrink:
+            self.client.delete(
+                self.collection,
+                points_selector=models.Filter(
+                    must=[
+                        models.FieldCondition(
+                            key=index.F_DOC_ID, match=models.MatchValue(value=shrink.doc_id)
+                        ),
+                        models.FieldCondition(
+                            key=index.F_CHUNK_INDEX, range=models.Range(gte=shrink.keep)
+                        ),
+                    ]
+                ),
+                wait=True,
+            )
+            report.pruned_chunks += shrink.stale
+        if plan.removed:
+            self.client.delete(
+                self.collection,
+                points_selector=models.Filter(
+                    must=[
+                        models.FieldCondition(
+                            key=index.F_DOC_ID, match=models.MatchAny(any=list(plan.removed))
+                        ),
+                    ]
+                ),
+                wait=True,
+            )
+            report.removed_docs = len(plan.removed)

@@ -1,0 +1,350 @@
+"""Sync against real Redis, real embedded Qdrant and the real models."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+from qdrant_client import QdrantClient, models
+from structlog.testing import capture_logs
+
+from enricher import index
+from enricher.embedding import Embedder, ModelIdentity
+from enricher.errors import ConfigError
+from enricher.settings import Settings
+from ingest.cache import EmbeddingCache, connect
+from ingest.sync import Syncer, SyncOptions, SyncReport
+from tests.conftest import free_port
+
+REPO = Path(__file__).resolve().parents[2]
+
+PG_LAG = """---
+title: Postgres replication lag
+last_reviewed: 2026-10-01
+---
+# Postgres replication lag
+
+## Symptoms
+The replica falls behind the primary; reads on the replica return old data and the
+lag metric pg_replication_lag_seconds keeps growing for several minutes in a row.
+
+## Diagnosis
+Check the WAL receiver on the replica and compare LSNs between primary and replica.
+
+```sql
+SELECT now() - pg_last_xact_replay_timestamp() AS lag;
+SELECT client_addr, state, sent_lsn, replay_lsn FROM pg_stat_replication;
+```
+
+## Mitigation
+Pause heavy batch writers, check network throughput between the nodes, and if the
+replica cannot catch up rebuild it from a fresh base backup with pg_basebackup.
+
+## Escalation
+Page the database team when lag exceeds ten minutes or the replica stops replaying.
+"""
+
+DISK_FULL = """# Postgres disk full
+
+## Symptoms
+The data volume is above 90 percent; writes fail with "could not extend file" errors
+and autovacuum starts to fall behind as temporary files pile up in the base folder.
+
+## Mitigation
+Remove old WAL archives that were already shipped, drop abandoned replication slots that
+pin WAL, and grow the volume through the cloud console before the database stops.
+"""
+
+
+def write(root: Path, rel: str, text: str) -> Path:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+@pytest.fixture()
+def corpus(tmp_path: Path) -> Path:
+    root = tmp_path / "runbooks"
+    write(root, "postgres/PostgresReplicationLag.md", PG_LAG)
+    write(root, "postgres/PostgresDiskFull.md", DISK_FULL)
+    return root
+
+
+@pytest.fixture()
+def qdrant(settings: Settings) -> Iterator[QdrantClient]:
+    client = index.open_client(settings)
+    yield client
+    client.close()
+
+
+def make_syncer(client: QdrantClient, settings: Settings, embedder: Embedder) -> Syncer:
+    cache = EmbeddingCache(connect(settings.redis_url), embedder.identity.dense)
+    return Syncer(client, settings.qdrant_collection, embedder, cache)
+
+
+def sync(syncer: Syncer, root: Path, **kwargs: bool) -> SyncReport:
+    return syncer.run(SyncOptions(roots=[root], use_git=False, chunk_min_chars=50, **kwargs))
+
+
+def chunk_counts(client: QdrantClient, collection: str) -> dict[str, int]:
+    points, _ = client.scroll(collection, limit=1000, with_payload=True)
+    counts: dict[str, int] = {}
+    for point in points:
+        path = str((point.payload or {})["path"])
+        counts[path] = counts.get(path, 0) + 1
+    return counts
+
+
+class TestIncrementalSync:
+    def test_second_sync_embeds_nothing(
+        self, corpus: Path, qdrant: QdrantClient, settings: Settings, embedder: Embedder
+    ) -> None:
+        """An unchanged corpus is skipped entirely on the second run."""
+        syncer = make_syncer(qdrant, settings, embedder)
+        first = sync(syncer, corpus)
+        assert first.indexed_docs == 2
+        assert first.embedded == first.indexed_chunks > 2
+        assert first.from_cache == 0
+        second = sync(syncer, corpus)
+        assert (second.indexed_docs, second.embedded, second.skipped) == (0, 0, 2)
+        assert second.summary() == (
+            "indexed 0 document(s) as 0 chunk(s); skipped 2 unchanged; pruned 0 stale chunk(s); "
+            "removed 0 deleted document(s); embedded 0 chunk(s) (0 from cache)"
+        )
+
+    def test_editing_one_section_reembeds_only_that_chunk(
+        self, corpus: Path, qdrant: QdrantClient, settings: Settings, embedder: Embedder
+    ) -> None:
+        """Only the edited chunk reaches the model; the document's other chunks come from cache."""
+        syncer = make_syncer(qdrant, settings, embedder)
+        first = sync(syncer, corpus)
+        path = corpus / "postgres/PostgresReplicationLag.md"
+        path.write_text(PG_LAG.replace("ten minutes", "fifteen minutes"))
+        report = sync(syncer, corpus)
+        lag_chunks = chunk_counts(qdrant, settings.qdrant_collection)[
+            "postgres/PostgresReplicationLag.md"
+        ]
+        assert report.indexed_docs == 1
+        assert report.skipped == 1
+        assert report.embedded == lag_chunks
+        assert report.embedded - report.from_cache == 1
+        assert first.indexed_chunks == sum(
+            chunk_counts(qdrant, settings.qdrant_collection).values()
+        )
+
+    def test_shrunk_document_is_pruned_and_deleted_document_removed(
+        self, corpus: Path, qdrant: QdrantClient, settings: Settings, embedder: Embedder
+    ) -> None:
+        """Surplus chunks of a shorter document and all chunks of a deleted one disappear."""
+        syncer = make_syncer(qdrant, settings, embedder)
+        sync(syncer, corpus)
+        before = chunk_counts(qdrant, settings.qdrant_collection)
+        short = PG_LAG.split("## Diagnosis")[0]
+        (corpus / "postgres/PostgresReplicationLag.md").write_text(short)
+        (corpus / "postgres/PostgresDiskFull.md").unlink()
+        report = sync(syncer, corpus)
+        after = chunk_counts(qdrant, settings.qdrant_collection)
+        assert "postgres/PostgresDiskFull.md" not in after
+        assert report.removed_docs == 1
+        lag = "postgres/PostgresReplicationLag.md"
+        assert after[lag] < before[lag]
+        assert report.pruned_chunks == before[lag] - after[lag]
+        indexes = sorted(
+            int((p.payload or {})["chunk_index"])
+            for p in qdrant.scroll(settings.qdrant_collection, limit=100, with_payload=True)[0]
+        )
+        assert indexes == list(range(after[lag]))
+
+    def test_source_error_skips_pruning(
+        self, corpus: Path, qdrant: QdrantClient, settings: Settings, embedder: Embedder
+    ) -> None:
+        """A run with a broken file deletes nothing, not even truly deleted documents."""
+        syncer = make_syncer(qdrant, settings, embedder)
+        sync(syncer, corpus)
+        before = chunk_counts(qdrant, settings.qdrant_collection)
+        (corpus / "postgres/PostgresDiskFull.md").unlink()
+        (corpus / "postgres/Broken.md").write_text("---\ntitle: [unclosed\n---\nbody text\n")
+        with capture_logs() as logs:
+            report = sync(syncer, corpus)
+        assert report.errors and report.errors[0].path == "postgres/Broken.md"
+        assert report.prune_skipped
+        assert report.removed_docs == 0
+        assert chunk_counts(qdrant, settings.qdrant_collection) == before
+        assert any(e["event"] == "ingest.prune_skipped" for e in logs)
+
+    def test_no_prune_option_keeps_deleted_documents(
+        self, corpus: Path, qdrant: QdrantClient, settings: Settings, embedder: Embedder
+    ) -> None:
+        """--no-prune leaves chunks of deleted documents in place."""
+        syncer = make_syncer(qdrant, settings, embedder)
+        sync(syncer, corpus)
+        (corpus / "postgres/PostgresDiskFull.md").unlink()
+        report = sync(syncer, corpus, prune=False)
+        assert report.removed_docs == 0
+        assert "postgres/PostgresDiskFull.md" in chunk_counts(qdrant, settings.qdrant_collection)
+
+    def test_payload_follows_the_index_contract(
+        self, corpus: Path, qdrant: QdrantClient, settings: Settings, embedder: Embedder
+    ) -> None:
+        """Every point carries the payload fields search relies on, with front matter applied."""
+        sync(make_syncer(qdrant, settings, embedder), corpus)
+        points, _ = qdrant.scroll(settings.qdrant_collection, limit=100, with_payload=True)
+        lag = [
+            p for p in points if (p.payload or {})["path"] == "postgres/PostgresReplicationLag.md"
+        ]
+        payload = lag[0].payload or {}
+        assert payload["title"] == "Postgres replication lag"
+        assert payload["alert_names"] == ["PostgresReplicationLag"]
+        assert payload["services"] == ["postgres"]
+        assert payload["last_updated"].startswith("2026-10-01")
+        assert payload["embed_model"] == embedder.identity.dense
+        assert payload["doc_id"] == "runbooks:postgres/PostgresReplicationLag.md"
+        assert {p.id for p in lag} == {
+            index.point_id(payload["doc_id"], i) for i in range(len(lag))
+        }
+
+
+class TestRedisCache:
+    def test_flushed_redis_reembeds_nothing_unchanged(
+        self, corpus: Path, qdrant: QdrantClient, settings: Settings, embedder: Embedder
+    ) -> None:
+        """Qdrant holds the hashes, so a flushed cache costs nothing for unchanged documents."""
+        syncer = make_syncer(qdrant, settings, embedder)
+        sync(syncer, corpus)
+        redis.Redis.from_url(settings.redis_url).flushall()
+        report = sync(syncer, corpus)
+        assert (report.skipped, report.embedded) == (2, 0)
+
+    def test_flushed_redis_reembeds_changed_document_fully(
+        self, corpus: Path, qdrant: QdrantClient, settings: Settings, embedder: Embedder
+    ) -> None:
+        """Without the cache, a changed document's chunks all go to the model again."""
+        syncer = make_syncer(qdrant, settings, embedder)
+        sync(syncer, corpus)
+        redis.Redis.from_url(settings.redis_url).flushall()
+        path = corpus / "postgres/PostgresDiskFull.md"
+        path.write_text(DISK_FULL + "\n## Escalation\nPage the database team on call now.\n")
+        report = sync(syncer, corpus)
+        assert report.indexed_docs == 1
+        assert report.from_cache == 0
+        assert report.embedded == report.indexed_chunks
+
+    def test_cached_vectors_equal_fresh_ones(self, redis_url: str, embedder: Embedder) -> None:
+        """What comes back from Redis is the vector that went in (float32 precision)."""
+        cache = EmbeddingCache(connect(redis_url), embedder.identity.dense)
+        vec = embedder.dense(["disk full on the orders database"])[0]
+        cache.put_many(["t"], [vec])
+        got = cache.get_many(["t", "missing"])
+        assert got[1] is None
+        assert got[0] == pytest.approx(vec, abs=1e-6)
+
+    def test_cache_key_depends_on_model(self, redis_url: str) -> None:
+        """A vector cached under one model is invisible under another."""
+        a = EmbeddingCache(connect(redis_url), "model-a")
+        b = EmbeddingCache(connect(redis_url), "model-b")
+        a.put_many(["same text"], [[0.5, 0.25]])
+        assert b.get_many(["same text"]) == [None]
+        assert a.get_many(["same text"]) == [[0.5, 0.25]]
+
+    def test_unreachable_redis_warns_once_and_syncs(
+        self, corpus: Path, qdrant: QdrantClient, settings: Settings, embedder: Embedder
+    ) -> None:
+        """No Redis: one warning, and the sync still indexes everything."""
+        dead = f"redis://127.0.0.1:{free_port()}/0"
+        with capture_logs() as logs:
+            cache = EmbeddingCache(connect(dead), embedder.identity.dense)
+            report = Syncer(qdrant, settings.qdrant_collection, embedder, cache).run(
+                SyncOptions(roots=[corpus], use_git=False)
+            )
+        assert report.indexed_docs == 2
+        assert [e["event"] for e in logs].count("cache.unavailable") == 1
+
+
+class TestModelIdentity:
+    def test_mismatch_fails_before_writing(
+        self, corpus: Path, qdrant: QdrantClient, settings: Settings, embedder: Embedder
+    ) -> None:
+        """A collection built by another model is refused with instructions to re-index."""
+        other = ModelIdentity(
+            dense="some/other-model@fp32", dense_dim=384, sparse=embedder.identity.sparse
+        )
+        index.ensure_collection(qdrant, settings.qdrant_collection, other)
+        with pytest.raises(ConfigError, match=r"make ingest") as err:
+            sync(make_syncer(qdrant, settings, embedder), corpus)
+        assert "some/other-model@fp32" in str(err.value)
+        assert qdrant.count(settings.qdrant_collection).count == 0
+
+    def test_dimension_mismatch_names_both_sizes(
+        self, qdrant: QdrantClient, settings: Settings, embedder: Embedder
+    ) -> None:
+        """A collection of 768-dim vectors is refused, naming 768 and 384."""
+        qdrant.create_collection(
+            settings.qdrant_collection,
+            vectors_config={
+                index.DENSE: models.VectorParams(size=768, distance=models.Distance.COSINE)
+            },
+            sparse_vectors_config={
+                index.SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)
+            },
+        )
+        with pytest.raises(
+            ConfigError, match=r"768-dim vectors but the configured model makes 384"
+        ):
+            index.verify_collection(qdrant, settings.qdrant_collection, embedder.identity)
+
+    def test_missing_model_dir_names_the_fix(self, tmp_path: Path) -> None:
+        """An empty MODELS_DIR fails at load with the command that builds the models."""
+        with pytest.raises(ConfigError, match=r"make models"):
+            Embedder(Settings(models_dir=tmp_path))
+
+
+class TestCli:
+    def run_cli(self, settings: Settings, *roots: Path) -> subprocess.CompletedProcess[str]:
+        env = {
+            **os.environ,
+            "QDRANT_PATH": str(settings.qdrant_path),
+            "QDRANT_COLLECTION": settings.qdrant_collection,
+            "REDIS_URL": settings.redis_url,
+            "MODELS_DIR": str(settings.models_dir),
+        }
+        args = [sys.executable, "-m", "ingest", "--no-git"]
+        for root in roots:
+            args += ["--root", str(root)]
+        return subprocess.run(args, env=env, cwd=REPO, capture_output=True, text=True, check=False)
+
+    def test_summary_line_and_exit_codes(self, corpus: Path, settings: Settings) -> None:
+        """The CLI prints the one summary line; a broken file makes it exit 1."""
+        ok = self.run_cli(settings, corpus)
+        assert ok.returncode == 0, ok.stderr
+        assert re.fullmatch(
+            r"indexed 2 document\(s\) as \d+ chunk\(s\); skipped 0 unchanged; pruned 0 stale "
+            r"chunk\(s\); removed 0 deleted document\(s\); "
+            r"embedded \d+ chunk\(s\) \(0 from cache\)\n",
+            ok.stdout,
+        )
+        (corpus / "postgres/Empty.md").write_text("")
+        bad = self.run_cli(settings, corpus)
+        assert bad.returncode == 1
+        assert "postgres/Empty.md" in bad.stderr
+        assert "skipped 2 unchanged" in bad.stdout
+
+
+class TestChunkSettings:
+    def test_changed_chunk_size_rechunks_unchanged_documents(
+        self, corpus: Path, qdrant: QdrantClient, settings: Settings, embedder: Embedder
+    ) -> None:
+        """A new CHUNK_MAX_CHARS re-indexes documents whose text did not change."""
+        syncer = make_syncer(qdrant, settings, embedder)
+        sync(syncer, corpus)
+        report = syncer.run(
+            SyncOptions(roots=[corpus], use_git=False, chunk_min_chars=50, chunk_max_chars=300)
+        )
+        assert report.indexed_docs == 2
+        assert report.skipped == 0
