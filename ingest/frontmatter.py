@@ -117,6 +117,12 @@ class FrontMatter(BaseModel):
             return []
         if isinstance(value, str):
             return [value]
+        if isinstance(value, list):
+            # YAML reads `tags: [gateway, 429]` as a number; a person meant the text "429".
+            return [
+                str(item) if isinstance(item, int | float) and not isinstance(item, bool) else item
+                for item in value
+            ]
         return value
 
     @field_validator("alert_names", "services", "tags", mode="after")

@@ -127,12 +127,17 @@ class TestParseFrontMatter:
         meta, _ = split_front_matter("---\nlast_reviewed: 2024-05-01 10:30:00\n---\nBody\n")
         assert parse_front_matter(meta).last_reviewed == date(2024, 5, 1)
 
+    def test_numbers_in_lists_are_read_as_text(self) -> None:
+        """`tags: [gateway, 429]` keeps 429 as the tag "429" instead of failing the file."""
+        meta, _ = split_front_matter("---\ntags: [gateway, 429]\n---\nBody\n")
+        assert parse_front_matter(meta).tags == ["gateway", "429"]
+
     @pytest.mark.parametrize(
         ("meta", "reason"),
         [
             ({"title": 42}, "title: Input should be a valid string"),
             ({"alert_names": {"a": 1}}, "alert_names: Input should be a valid list"),
-            ({"tags": ["ok", 7]}, "tags[1]: Input should be a valid string"),
+            ({"tags": ["ok", {"k": 1}]}, "tags[1]: Input should be a valid string"),
             ({"last_reviewed": "last spring"}, "last_reviewed: Input should be a valid date"),
             ({"owner": ["a", "b"]}, "owner: Input should be a valid string"),
         ],

@@ -1,0 +1,39 @@
+"""The normalized alert: what every intake format is reduced to before search.
+
+One `Alert` is one page. For Alertmanager that is one notification group (ten
+crash-looping pods are one page, not ten); for PagerDuty it is one incident event.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal
+
+Source = Literal["alertmanager", "pagerduty"]
+Status = Literal["firing", "resolved"]
+
+
+@dataclass(frozen=True)
+class Alert:
+    source: Source
+    status: Status
+    alert_name: str
+    service: str | None
+    severity: str | None
+    summary: str
+    description: str
+    labels: dict[str, str] = field(default_factory=dict)
+    runbook_url: str | None = None
+    #: Stable identity of the page across firing/resolve: Alertmanager groupKey,
+    #: PagerDuty incident id. Used to find the Slack message to update on resolve.
+    group_key: str = ""
+    #: Alerts in the group (firing + resolved) as far as the payload shows them.
+    alert_count: int = 1
+    #: Alerts Alertmanager left out of `alerts[]` because of `max_alerts`.
+    truncated: int = 0
+    starts_at: datetime | None = None
+    #: Where a human can look at the alert itself (generatorURL, PagerDuty html_url).
+    link: str | None = None
+    #: Raw event type for PagerDuty (`incident.triggered` ...), `None` for Alertmanager.
+    event_type: str | None = None

@@ -1,0 +1,393 @@
+"""Durable intake queue: accepted webhooks wait in Redis until a worker has delivered them.
+
+Redis layout (every key is in the `rbe:` namespace):
+
+    rbe:jobs      stream + consumer group "enrichers". Holds only unfinished work: an entry
+                  is XACKed *and* XDELed together once its job is done, so XLEN is the backlog.
+                  Fields: source, body (raw webhook bytes), dedup_key, group_key, status,
+                  received_at (epoch s), prior_attempts (deliveries spent on earlier copies),
+                  and retry_of (the entry id it was re-queued from, only on re-queued copies).
+    rbe:delayed   sorted set of jobs waiting out a delay (Slack 429, resolve before its
+                  firing post). Score = due time in epoch ms by the Redis clock; member = the
+                  same fields as a stream entry, netstring-encoded (`<len>:<bytes>,` for each
+                  name and value) so a Lua script can move it back into the stream whole.
+    rbe:dead      stream of jobs given up on: the job fields plus reason, dead_at, entry_id.
+
+Why no MAXLEN on rbe:jobs: XADD MAXLEN trims from the head whether or not an entry was
+acknowledged, so a cap silently drops unfinished pages. The stream only holds unfinished work,
+so its length is bounded by how far the workers are behind; alert on `depth()` instead.
+rbe:dead is capped (approximately `dead_maxlen`) because its entries need no more work.
+
+Delivery is at least once. A job comes back after a crash in three ways, all in `read()`:
+- a restarted process using the same consumer name first re-reads its own pending entries;
+- entries pending on another consumer for at least `claim_idle_ms` are taken over
+  (XAUTOCLAIM), which is how a dead replica's work is finished;
+- delayed jobs that are due are moved back into the stream (`promote_due`).
+Duplicates are therefore possible and the ledger (`enricher.ledger`) makes Slack posting
+idempotent. `claim_idle_ms` must exceed the longest time a worker holds a job; a worker
+that has to wait (429, missing firing post) calls `retry_later` instead of holding it.
+
+The queue does not order jobs per alert group: several workers read concurrently and
+retries move jobs back. Ordering is enforced at delivery time by the ledger (a resolve whose
+firing post is not stored yet is retried later).
+
+Every method raises `redis.exceptions.ConnectionError` (or `TimeoutError`) when Redis is
+unreachable. The queue does not hide that: the intake falls back to in-process delivery and
+the worker loop backs off, both logging it (DESIGN.md §7). Once Redis is back the same
+client reconnects on its own; a lost consumer group (Redis restarted without persistence)
+is re-created by `read()`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, cast, get_args
+
+import redis.asyncio as aioredis
+from redis.exceptions import ResponseError
+
+Source = Literal["alertmanager", "pagerduty"]
+_SOURCES: frozenset[str] = frozenset(get_args(Source))
+
+Fields = dict[bytes, bytes]
+
+_PROMOTE_BATCH = 100
+
+# Moves due members of the delayed set back into the stream. One script, so a job is in
+# exactly one of the two places at any moment: never lost, never duplicated.
+_PROMOTE_DUE = """
+local t = redis.call('TIME')
+local now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now_ms, 'LIMIT', 0, ARGV[1])
+for _, member in ipairs(due) do
+  local fields = {}
+  local pos = 1
+  while pos <= #member do
+    local colon = string.find(member, ':', pos, true)
+    local n = tonumber(string.sub(member, pos, colon - 1))
+    fields[#fields + 1] = string.sub(member, colon + 1, colon + n)
+    pos = colon + n + 2
+  end
+  redis.call('XADD', KEYS[2], '*', unpack(fields))
+  redis.call('ZREM', KEYS[1], member)
+end
+return #due
+"""
+
+# Acknowledges an entry and parks a copy in the delayed set. If the entry is no longer
+# pending (someone else finished it), nothing is parked, so a retry never resurrects it.
+_RETRY_LATER = """
+if redis.call('XACK', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
+redis.call('XDEL', KEYS[1], ARGV[2])
+local t = redis.call('TIME')
+local now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZADD', KEYS[2], now_ms + tonumber(ARGV[4]), ARGV[3])
+return 1
+"""
+
+# Copies an entry to the dead-letter stream and acknowledges it, guarded like _RETRY_LATER.
+_DEAD_LETTER = """
+if redis.call('XACK', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
+redis.call('XDEL', KEYS[1], ARGV[2])
+local t = redis.call('TIME')
+local fields = {'dead_at', t[1] .. '.' .. string.format('%06d', tonumber(t[2]))}
+for i = 4, #ARGV do fields[#fields + 1] = ARGV[i] end
+redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', unpack(fields))
+return 1
+"""
+
+
+@dataclass(frozen=True)
+class Job:
+    """One accepted webhook. `body` is the raw validated body; the worker parses it again."""
+
+    id: str
+    source: Source
+    body: bytes
+    dedup_key: str
+    group_key: str
+    status: str
+    received_at: float
+    attempts: int
+
+
+def _encode(job: Job, *, retry_of: str | None = None) -> Fields:
+    fields: Fields = {
+        b"source": job.source.encode(),
+        b"body": job.body,
+        b"dedup_key": job.dedup_key.encode(),
+        b"group_key": job.group_key.encode(),
+        b"status": job.status.encode(),
+        b"received_at": repr(job.received_at).encode(),
+        b"prior_attempts": str(job.attempts).encode(),
+    }
+    if retry_of is not None:
+        fields[b"retry_of"] = retry_of.encode()
+    return fields
+
+
+def _decode(entry_id: str, fields: Mapping[bytes, bytes], deliveries: int) -> Job | None:
+    """The job in a stream entry, or None when the entry is not one we wrote."""
+    try:
+        source = fields[b"source"].decode()
+        if source not in _SOURCES:
+            return None
+        return Job(
+            id=entry_id,
+            source=cast(Source, source),
+            body=fields[b"body"],
+            dedup_key=fields[b"dedup_key"].decode(),
+            group_key=fields[b"group_key"].decode(),
+            status=fields[b"status"].decode(),
+            received_at=float(fields[b"received_at"]),
+            attempts=int(fields[b"prior_attempts"]) + deliveries,
+        )
+    except (KeyError, ValueError):
+        return None
+
+
+def _netstrings(fields: Fields) -> bytes:
+    return b"".join(b"%d:%s," % (len(part), part) for pair in fields.items() for part in pair)
+
+
+def _id_ms(entry_id: bytes | str) -> int:
+    return int(_text(entry_id).split("-", 1)[0])
+
+
+class JobQueue:
+    """The `rbe:jobs` stream seen by one consumer of the group.
+
+    `consumer` should be stable across restarts (e.g. "<hostname>-<worker index>") so that a
+    restarted worker finds its own unfinished entries; anything left by a consumer that never
+    comes back is taken over by the others after `claim_idle_ms`.
+    """
+
+    def __init__(
+        self,
+        client: aioredis.Redis,
+        *,
+        consumer: str,
+        stream: str = "rbe:jobs",
+        group: str = "enrichers",
+        delayed: str = "rbe:delayed",
+        dead: str = "rbe:dead",
+        claim_idle_ms: int = 60_000,
+        dead_maxlen: int = 10_000,
+    ) -> None:
+        options = client.connection_pool.connection_kwargs
+        if options.get("decode_responses") or options.get("legacy_responses") is False:
+            raise ValueError(
+                "JobQueue needs a Redis client with decode_responses=False (job bodies are raw "
+                "bytes) and legacy_responses=True (the default; replies are read in that shape)"
+            )
+        self._redis = client
+        self.consumer = consumer
+        self.stream = stream
+        self.group = group
+        self.delayed = delayed
+        self.dead = dead
+        self.claim_idle_ms = claim_idle_ms
+        self.dead_maxlen = dead_maxlen
+        self._promote = client.register_script(_PROMOTE_DUE)
+        self._retry = client.register_script(_RETRY_LATER)
+        self._bury = client.register_script(_DEAD_LETTER)
+        # Own pending entries are re-read from here until none are left, then only new ones.
+        self._backlog_from: str | None = "0"
+        self._autoclaim_from = "0-0"
+
+    async def ensure_group(self) -> None:
+        """Create the stream and group if missing. Starts at "0" so nothing already queued
+        is skipped, e.g. jobs accepted after a Redis restart but before the workers noticed."""
+        try:
+            await self._redis.xgroup_create(self.stream, self.group, id="0", mkstream=True)
+        except ResponseError as exc:
+            if "BUSYGROUP" not in str(exc):
+                raise
+        self._backlog_from = "0"
+        self._autoclaim_from = "0-0"
+
+    async def enqueue(self, job: Job) -> str:
+        """Append the job; returns its entry id. `job.id` is ignored."""
+        return _text(await self._redis.xadd(self.stream, cast(Any, _encode(job))))
+
+    async def read(self, count: int = 10, block_ms: int = 0) -> list[Job]:
+        """Up to `count` jobs: own leftovers first, then stale work of dead consumers, then
+        new entries. Blocks up to `block_ms` only when nothing else is available; 0 returns
+        at once (unlike Redis, where 0 blocks forever, which would stall a shutdown).
+        Keep `block_ms` short (about a second) and below the client's socket_timeout: a delayed
+        job that falls due while this call blocks is only moved on the next call."""
+        try:
+            return await self._read(count, block_ms)
+        except ResponseError as exc:
+            if "NOGROUP" not in str(exc):
+                raise
+            await self.ensure_group()
+            return await self._read(count, block_ms)
+
+    async def _read(self, count: int, block_ms: int) -> list[Job]:
+        await self.promote_due()
+        jobs: list[Job] = []
+        if self._backlog_from is not None:
+            jobs += await self._read_backlog(count)
+        if len(jobs) < count:
+            jobs += await self._autoclaim(count - len(jobs))
+        if len(jobs) < count:
+            reply = await self._redis.xreadgroup(
+                self.group,
+                self.consumer,
+                {self.stream: ">"},
+                count=count - len(jobs),
+                block=block_ms if block_ms > 0 and not jobs else None,
+            )
+            jobs += await self._accept(_entries(reply), fresh=True)
+        return jobs
+
+    async def _read_backlog(self, count: int) -> list[Job]:
+        assert self._backlog_from is not None
+        reply = await self._redis.xreadgroup(
+            self.group, self.consumer, {self.stream: self._backlog_from}, count=count
+        )
+        entries = _entries(reply)
+        if not entries:
+            self._backlog_from = None
+            return []
+        self._backlog_from = entries[-1][0]
+        return await self._accept(entries, fresh=False)
+
+    async def _autoclaim(self, count: int) -> list[Job]:
+        reply = await self._redis.xautoclaim(
+            self.stream,
+            self.group,
+            self.consumer,
+            min_idle_time=self.claim_idle_ms,
+            start_id=self._autoclaim_from,
+            count=count,
+        )
+        cursor, claimed = reply[0], reply[1]
+        self._autoclaim_from = _text(cursor)
+        return await self._accept([(_text(i), f) for i, f in claimed], fresh=False)
+
+    async def _accept(self, entries: list[tuple[str, Fields]], *, fresh: bool) -> list[Job]:
+        """Turn entries into jobs. Entries deleted under us are acknowledged away; entries
+        that do not decode go to the dead-letter stream instead of being retried forever."""
+        live = [(i, f) for i, f in entries if f]
+        gone = [i for i, f in entries if not f]
+        if gone:
+            await self._redis.xack(self.stream, self.group, *gone)
+        deliveries = [1] * len(live) if fresh else await self._deliveries([i for i, _ in live])
+        jobs: list[Job] = []
+        for (entry_id, fields), delivered in zip(live, deliveries, strict=True):
+            job = _decode(entry_id, fields, delivered)
+            if job is None:
+                await self._bury_entry(entry_id, fields, "malformed entry")
+            else:
+                jobs.append(job)
+        return jobs
+
+    async def _deliveries(self, entry_ids: list[str]) -> list[int]:
+        if not entry_ids:
+            return []
+        pipe = self._redis.pipeline(transaction=False)
+        for entry_id in entry_ids:
+            pipe.xpending_range(self.stream, self.group, min=entry_id, max=entry_id, count=1)
+        replies = await pipe.execute()
+        return [int(r[0]["times_delivered"]) if r else 1 for r in replies]
+
+    async def ack(self, job: Job) -> None:
+        """The job is done: acknowledge and delete it in one transaction."""
+        _require_id(job)
+        pipe = self._redis.pipeline(transaction=True)
+        pipe.xack(self.stream, self.group, job.id)
+        pipe.xdel(self.stream, job.id)
+        await pipe.execute()
+
+    async def retry_later(self, job: Job, delay_s: float) -> bool:
+        """Finish this delivery and run the job again after `delay_s` (by the Redis clock),
+        counting this delivery in `attempts`. Other jobs are not held up meanwhile.
+        Returns False, doing nothing, when the entry was already finished elsewhere."""
+        _require_id(job)
+        member = _netstrings(_encode(job, retry_of=job.id))
+        done = await self._retry(
+            keys=[self.stream, self.delayed],
+            args=[self.group, job.id, member, max(0, round(delay_s * 1000))],
+        )
+        return bool(done)
+
+    async def promote_due(self) -> int:
+        """Move delayed jobs that are due back into the stream; returns how many moved."""
+        moved = 0
+        while True:
+            batch = int(await self._promote(keys=[self.delayed, self.stream],
+                                            args=[_PROMOTE_BATCH]))
+            moved += batch
+            if batch < _PROMOTE_BATCH:
+                return moved
+
+    async def dead_letter(self, job: Job, reason: str) -> bool:
+        """Give up on the job: copy it to the dead-letter stream with `reason` and finish it.
+        Returns False, doing nothing, when the entry was already finished elsewhere."""
+        _require_id(job)
+        return await self._bury_entry(job.id, _encode(job), reason)
+
+    async def _bury_entry(self, entry_id: str, fields: Fields, reason: str) -> bool:
+        done = await self._bury(
+            keys=[self.stream, self.dead],
+            args=[self.group, entry_id, self.dead_maxlen, b"reason", reason.encode(),
+                  b"entry_id", entry_id.encode(), *(p for pair in fields.items() for p in pair)],
+        )
+        return bool(done)
+
+    async def depth(self) -> int:
+        """Unfinished jobs in the stream, read or not (delayed jobs are not counted)."""
+        return int(await self._redis.xlen(self.stream))
+
+    async def delayed_count(self) -> int:
+        """Jobs waiting out a `retry_later` delay."""
+        return int(await self._redis.zcard(self.delayed))
+
+    async def dead_count(self) -> int:
+        """Entries in the dead-letter stream (saturates near `dead_maxlen`)."""
+        return int(await self._redis.xlen(self.dead))
+
+    async def pending_age_s(self) -> float:
+        """Seconds the oldest unfinished job has been in the stream, whether a worker holds it
+        or it was never read: a backlog that nobody reads shows up here too. 0 when empty.
+        Measured from the entry id's timestamp against the Redis clock, so host clock skew
+        does not matter; a re-queued copy counts from when it was re-queued."""
+        pipe = self._redis.pipeline(transaction=False)
+        pipe.time()
+        pipe.xrange(self.stream, count=1)
+        (secs, micros), oldest = await pipe.execute()
+        if not oldest:
+            return 0.0
+        now_ms = int(secs) * 1000 + int(micros) // 1000
+        return max(0, now_ms - _id_ms(oldest[0][0])) / 1000
+
+
+def _require_id(job: Job) -> None:
+    if not job.id:
+        raise ValueError("job has no entry id: only jobs returned by JobQueue.read() can be "
+                         "acknowledged, retried or dead-lettered")
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def _entries(reply: Any) -> list[tuple[str, Fields]]:
+    """(id, fields) pairs of a one-stream XREADGROUP reply; a deleted entry has no fields."""
+    return [(_text(i), f or {}) for _, batch in reply or [] for i, f in batch]
+
+
+def new_job(
+    source: Source, body: bytes, *, dedup_key: str, group_key: str, status: str,
+    received_at: float | None = None,
+) -> Job:
+    """A job ready for `JobQueue.enqueue` (no id yet, no attempts spent)."""
+    return Job(id="", source=source, body=body, dedup_key=dedup_key, group_key=group_key,
+               status=status, received_at=time.time() if received_at is None else received_at,
+               attempts=0)
+
+

@@ -1,0 +1,278 @@
+"""Idempotency records in Redis: which webhooks were seen, and which alert groups have a Slack post.
+
+Keys (user-supplied keys are hashed so their length and bytes never matter):
+
+    rbe:seen:<sha256(dedup_key)>   "1", expires after `dedup_ttl_s`
+    rbe:post:<sha256(group_key)>   hash: state ("claimed" | "posted"), owner, claimed_at,
+                                   lease_s, channel, ts, fingerprints (sorted JSON list),
+                                   status, group_key; expires `post_ttl_s` after the last write
+
+Dedup window. `dedup_ttl_s` defaults to 6 h: Alertmanager re-sends an unchanged group every
+`repeat_interval` (4 h by default) and HA peers send copies within seconds, so 6 h swallows
+both. PagerDuty retries for up to 48 h; a retry after the window is a new job, but it finds
+the incident's post record (kept `post_ttl_s`, 7 days) and updates instead of posting again.
+
+Intended intake order: `first_seen(key)`, then enqueue; if the enqueue fails, `forget(key)`
+(best effort) and deliver in-process, so a redelivery by the sender is not swallowed by a
+mark whose job never reached the queue.
+
+Exactly one post per group. A worker calls `claim_post` before calling Slack:
+
+- `Claimed`: post, then `record_post`; on a failed post `release_claim` so a retry can claim.
+- `AlreadyPosted`: update that message instead of posting a new one.
+- `InFlight`: another worker holds a live lease; retry the job later. This also applies to a
+  lease held under the caller's own owner id, because a restarted process reusing the id
+  cannot tell whether its predecessor already posted.
+
+The crash window: a worker dies after Slack accepted the message but before `record_post`.
+Its lease expires (`lease_s`, default 120 s) and the next claimer gets
+`Claimed(takeover=True)`; it should look for its marker in the channel's recent history
+before posting. Worst case, when that lookup is unavailable or misses: one duplicate post per
+crash inside that window. A worker whose lease was taken over and which then records gets
+False from `record_post`: it has just made such a duplicate and should count it.
+
+The lease must outlast the longest time between claim and record (Slack timeout times
+retries); a worker that must wait longer (a 429) releases the claim and retries the job.
+Lease times come from the Redis clock (TIME inside the scripts), so clock skew between
+replicas does not shorten or stretch a lease. Claim records also live `post_ttl_s`: if one
+expired early, a takeover would look like a fresh claim and skip the marker lookup.
+
+Every method raises `redis.exceptions.ConnectionError` when Redis is down; callers degrade
+(no dedup, post anyway) as DESIGN.md §7 says.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import redis.asyncio as aioredis
+
+_NOW = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+"""
+
+_CLAIM = _NOW + """
+local rec = redis.call('HMGET', KEYS[1], 'state', 'owner', 'claimed_at', 'lease_s',
+                       'channel', 'ts', 'fingerprints', 'status')
+if rec[1] == 'posted' then return {'posted', rec[5], rec[6], rec[7], rec[8]} end
+local previous = ''
+if rec[1] == 'claimed' then
+  local age = now - tonumber(rec[3])
+  if age <= tonumber(rec[4]) then return {'inflight', rec[2], string.format('%.6f', age)} end
+  previous = rec[2]
+end
+redis.call('HSET', KEYS[1], 'state', 'claimed', 'owner', ARGV[1],
+           'claimed_at', string.format('%.6f', now), 'lease_s', ARGV[2], 'group_key', ARGV[4])
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+return {'claimed', previous}
+"""
+
+_REOPEN = _NOW + """
+if redis.call('HGET', KEYS[1], 'state') ~= 'posted'
+   or redis.call('HGET', KEYS[1], 'status') ~= 'resolved' then return 0 end
+redis.call('HSET', KEYS[1], 'state', 'claimed', 'owner', ARGV[1],
+           'claimed_at', string.format('%.6f', now), 'lease_s', ARGV[2])
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+return 1
+"""
+
+_RECORD = """
+local state = redis.call('HGET', KEYS[1], 'state')
+if state and redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'state', 'posted', 'owner', ARGV[1], 'channel', ARGV[2],
+           'ts', ARGV[3], 'fingerprints', ARGV[4], 'status', ARGV[5], 'group_key', ARGV[7])
+redis.call('EXPIRE', KEYS[1], ARGV[6])
+return 1
+"""
+
+_RELEASE = """
+if redis.call('HGET', KEYS[1], 'state') == 'claimed'
+   and redis.call('HGET', KEYS[1], 'owner') == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0
+"""
+
+_UPDATE = """
+if redis.call('HGET', KEYS[1], 'state') ~= 'posted' then return 0 end
+if #ARGV > 1 then redis.call('HSET', KEYS[1], unpack(ARGV, 2)) end
+redis.call('EXPIRE', KEYS[1], ARGV[1])
+return 1
+"""
+
+
+@dataclass(frozen=True)
+class Claimed:
+    """Post now, then `record_post`. `takeover`: a lease holder died; it may have posted."""
+
+    takeover: bool = False
+    previous_owner: str | None = None
+
+
+@dataclass(frozen=True)
+class AlreadyPosted:
+    channel: str
+    ts: str
+    fingerprints: tuple[str, ...]
+    status: str
+
+
+@dataclass(frozen=True)
+class InFlight:
+    owner: str
+    age_s: float
+
+
+ClaimResult = Claimed | AlreadyPosted | InFlight
+
+
+@dataclass(frozen=True)
+class PostRecord:
+    group_key: str
+    owner: str
+    channel: str
+    ts: str
+    fingerprints: tuple[str, ...]
+    status: str
+    #: The rendered message as JSON ("" when not stored).
+    message: str = ""
+    #: When the webhook behind the stored state arrived (epoch s; 0 when unknown).
+    received_at: float = 0.0
+
+
+def _digest(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _fingerprints_json(fingerprints: Iterable[str]) -> str:
+    return json.dumps(sorted(set(fingerprints)))
+
+
+def _fingerprints(raw: Any) -> tuple[str, ...]:
+    return tuple(json.loads(_text(raw))) if raw else ()
+
+
+class Ledger:
+    def __init__(
+        self,
+        client: aioredis.Redis,
+        *,
+        prefix: str = "rbe:",
+        dedup_ttl_s: float = 6 * 3600,
+        post_ttl_s: int = 7 * 86400,
+    ) -> None:
+        self._redis = client
+        self.prefix = prefix
+        self.dedup_ttl_s = dedup_ttl_s
+        self.post_ttl_s = post_ttl_s
+        self._claim = client.register_script(_CLAIM)
+        self._record = client.register_script(_RECORD)
+        self._release = client.register_script(_RELEASE)
+        self._update = client.register_script(_UPDATE)
+        self._reopen = client.register_script(_REOPEN)
+
+    def _seen_key(self, dedup_key: str) -> str:
+        return f"{self.prefix}seen:{_digest(dedup_key)}"
+
+    def _post_key(self, group_key: str) -> str:
+        return f"{self.prefix}post:{_digest(group_key)}"
+
+    async def first_seen(self, dedup_key: str) -> bool:
+        """True for the first caller with this key within `dedup_ttl_s`, False for repeats."""
+        ttl_ms = max(1, math.ceil(self.dedup_ttl_s * 1000))
+        return bool(await self._redis.set(self._seen_key(dedup_key), b"1", nx=True, px=ttl_ms))
+
+    async def forget(self, dedup_key: str) -> None:
+        """Undo `first_seen`, for an intake that marked a key but could not enqueue its job."""
+        await self._redis.delete(self._seen_key(dedup_key))
+
+    async def claim_post(self, group_key: str, owner: str, lease_s: float = 120) -> ClaimResult:
+        """Decide, atomically across workers and replicas, who posts this group to Slack."""
+        reply = await self._claim(
+            keys=[self._post_key(group_key)],
+            args=[owner, repr(float(lease_s)), self.post_ttl_s, group_key],
+        )
+        kind = _text(reply[0])
+        if kind == "posted":
+            channel, ts, fingerprints, status = reply[1:5]
+            return AlreadyPosted(_text(channel), _text(ts), _fingerprints(fingerprints),
+                                 _text(status))
+        if kind == "inflight":
+            return InFlight(owner=_text(reply[1]), age_s=float(reply[2]))
+        previous = _text(reply[1])
+        return Claimed(takeover=bool(previous), previous_owner=previous or None)
+
+    async def reopen(self, group_key: str, owner: str, lease_s: float = 120) -> bool:
+        """Turn a resolved group's record back into a claim for `owner`: the group fired
+        again and gets a new message. False when the record is not a resolved post."""
+        done = await self._reopen(
+            keys=[self._post_key(group_key)], args=[owner, repr(float(lease_s)), self.post_ttl_s]
+        )
+        return bool(done)
+
+    async def record_post(
+        self, group_key: str, owner: str, *, channel: str, ts: str,
+        fingerprints: Iterable[str], status: str,
+    ) -> bool:
+        """Store the posted message. False when `owner` no longer holds the claim (its lease
+        was taken over): the caller's message is a duplicate and the stored one stays."""
+        done = await self._record(
+            keys=[self._post_key(group_key)],
+            args=[owner, channel, ts, _fingerprints_json(fingerprints), status,
+                  self.post_ttl_s, group_key],
+        )
+        return bool(done)
+
+    async def release_claim(self, group_key: str, owner: str) -> bool:
+        """Drop the claim after a failed post so a retry can claim again; only the owner can."""
+        return bool(await self._release(keys=[self._post_key(group_key)], args=[owner]))
+
+    async def get_post(self, group_key: str) -> PostRecord | None:
+        """The stored message of a posted group; None if nothing was posted (or only claimed)."""
+        raw = await self._redis.hgetall(self._post_key(group_key))
+        record = {_text(k): v for k, v in raw.items()}
+        if _text(record.get("state", b"")) != "posted":
+            return None
+        return PostRecord(
+            group_key=_text(record.get("group_key", group_key)),
+            owner=_text(record["owner"]),
+            channel=_text(record["channel"]),
+            ts=_text(record["ts"]),
+            fingerprints=_fingerprints(record.get("fingerprints")),
+            status=_text(record["status"]),
+            message=_text(record.get("message", b"")),
+            received_at=float(_text(record.get("received_at", b"0"))),
+        )
+
+    async def update_post(
+        self, group_key: str, *, fingerprints: Iterable[str] | None = None,
+        status: str | None = None, message: str | None = None, received_at: float | None = None,
+    ) -> bool:
+        """Store what the posted or updated message now shows. False when the group has no post.
+
+        `message` is the rendered message as JSON (for the resolve update); `received_at` is
+        when the webhook behind the current state arrived, so an older job can be recognised
+        as superseded.
+        """
+        fields: list[str] = []
+        if fingerprints is not None:
+            fields += ["fingerprints", _fingerprints_json(fingerprints)]
+        if status is not None:
+            fields += ["status", status]
+        if message is not None:
+            fields += ["message", message]
+        if received_at is not None:
+            fields += ["received_at", repr(received_at)]
+        done = await self._update(keys=[self._post_key(group_key)],
+                                  args=[self.post_ttl_s, *fields])
+        return bool(done)

@@ -1,0 +1,58 @@
+"""Prometheus metrics, one registry per app instance (tests build many apps in one process)."""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300)
+
+
+class Metrics:
+    def __init__(self) -> None:
+        r = self.registry = CollectorRegistry()
+        self.received = Counter(
+            "rbe_webhooks_received", "Webhook requests received", ["source"], registry=r
+        )
+        self.rejected = Counter(
+            "rbe_webhooks_rejected",
+            "Webhook requests refused with a 4xx",
+            ["source", "reason"],
+            registry=r,
+        )
+        self.deduplicated = Counter(
+            "rbe_webhooks_deduplicated", "Deliveries dropped as repeats", ["source"], registry=r
+        )
+        self.degraded_intake = Counter(
+            "rbe_intake_degraded", "Jobs accepted in memory because Redis was down", registry=r
+        )
+        self.enrichments = Counter(
+            "rbe_enrichments", "Searches run for pages", ["status", "tier"], registry=r
+        )
+        self.slack_posts = Counter(
+            "rbe_slack_calls", "Slack deliveries that succeeded", ["kind"], registry=r
+        )
+        self.slack_failures = Counter(
+            "rbe_slack_failures", "Slack deliveries that failed", ["error"], registry=r
+        )
+        self.dead_letters = Counter(
+            "rbe_dead_letters", "Jobs moved to the dead-letter stream", ["reason"], registry=r
+        )
+        self.queue_depth = Gauge("rbe_queue_depth", "Jobs waiting or in flight", registry=r)
+        self.pending_age = Gauge(
+            "rbe_queue_oldest_pending_seconds", "Age of the oldest unacknowledged job", registry=r
+        )
+        self.dead_letter_depth = Gauge(
+            "rbe_dead_letter_depth", "Entries in the dead-letter stream", registry=r
+        )
+        self.search_seconds = Histogram(
+            "rbe_search_seconds", "Runbook search latency", buckets=LATENCY_BUCKETS, registry=r
+        )
+        self.end_to_end_seconds = Histogram(
+            "rbe_end_to_end_seconds",
+            "From webhook accepted to Slack accepted",
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)

@@ -1,0 +1,43 @@
+"""The search result contract: what search returns, Slack renders and the CLI prints."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+Status = Literal["matched", "no_match", "unavailable"]
+Tier = Literal["alert_name+service", "alert_name", "service", "global"]
+
+
+@dataclass(frozen=True)
+class Match:
+    doc_id: str
+    title: str
+    section: str
+    #: Root label the document came from (Document.source).
+    source: str
+    #: Path relative to its root: "<service>/<alert_name>.md".
+    path: str
+    #: Readable confidence in 0..1 (see docs/RETRIEVAL.md for what it is).
+    score: float
+    stale: bool
+    age_days: int
+    text: str
+    revision: str = ""
+    anchor: str = ""
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    status: Status
+    tier: Tier | None
+    matches: tuple[Match, ...] = field(default_factory=tuple)
+    #: Why search was unavailable, for logs and the Slack note; never contains secrets.
+    reason: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "tier": self.tier,
+            "matches": [asdict(m) for m in self.matches],
+        }

@@ -1,0 +1,418 @@
+"""Untrusted text (alerts, runbooks) to Slack mrkdwn that can neither ping nor leak.
+
+Anyone who can open a PR on the runbooks, or set an alert annotation, controls
+text we post. Every such string goes through one of three doors:
+
+- `safe(text)` for short mrkdwn fields: redact secrets, then escape `& < >`,
+  then defang mentions. Redaction runs first because escaping changes what the
+  secret patterns see (`&` in a URL); defanging runs last so that it sees the
+  final text.
+- `trim_markdown(text, limit)` for runbook sections: the same three steps,
+  applied piece by piece (see its docstring), plus a little markdown to mrkdwn.
+- `truncate_plain(text, limit)` for `plain_text` fields (the header).
+
+Why mentions need more than escaping: `<!channel>`, `<@U123>` and
+`<!subteam^S1>` are inert once `<` is `&lt;`, but with `verbatim: false` (the
+default) Slack also parses bare `@channel`, `@here` and `@everyone`. We put a
+WORD JOINER (U+2060, invisible, does not break lines or emoji sequences) after
+the `@`. Other `@name`s are left alone: Slack resolves them only with
+`link_names=1`, which the poster must not set.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+from urllib.parse import urlsplit
+
+__all__ = [
+    "CODE_OMITTED_NOTE",
+    "TRUNCATED_NOTE",
+    "WORD_JOINER",
+    "cut",
+    "escape",
+    "is_http_url",
+    "link",
+    "neutralize_mentions",
+    "redact_secrets",
+    "safe",
+    "safe_line",
+    "trim_markdown",
+    "truncate_plain",
+]
+
+WORD_JOINER = "\u2060"
+REDACTED = "[REDACTED]"
+TRUNCATED_NOTE = "_… (truncated, see the runbook)_"
+CODE_OMITTED_NOTE = "_(code block omitted, see the runbook)_"
+ELLIPSIS = "…"
+
+
+# --- escaping and mentions -------------------------------------------------
+
+
+def escape(text: str) -> str:
+    """Escape Slack's three control characters; `&` first so entities stay single."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+_RAW_MENTION_OPEN = re.compile(r"<(?=[!@#])")
+_BROADCAST = re.compile(r"(?<![\w@])@(channel|here|everyone)\b", re.IGNORECASE)
+
+
+def neutralize_mentions(text: str) -> str:
+    """Defang broadcast mentions; also safe on unescaped text (raw `<!…>`, `<@…>`, `<#…>`)."""
+    text = _RAW_MENTION_OPEN.sub("&lt;", text)
+    return _BROADCAST.sub(lambda m: "@" + WORD_JOINER + m.group(1), text)
+
+
+# --- secrets ---------------------------------------------------------------
+
+_KEY_WORDS = (
+    r"(?:password|passwd|pwd|passphrase|token|secret|credentials?"
+    r"|api[_\s-]?key|apikey|access[_-]?key|private[_-]?key)"
+)
+
+
+def _keep_value(value: str) -> bool:
+    """Values that point at a secret instead of holding one stay readable."""
+    bare = value.strip("'\"")
+    return not bare or bare.startswith(("$", "{{", "<", "%", "***", "[REDACTED"))
+
+
+# `secretName: db-creds`, `password_file: /run/…`: names of secrets, not secrets.
+_NAME_KEY_SUFFIXES = ("name", "ref", "file", "path", "url", "id", "type", "length", "ttl", "policy")
+
+
+def _redact_assignment(m: re.Match[str]) -> str:
+    value = m.group("value")
+    if _keep_value(value) or m.group("key").strip("'\"").lower().endswith(_NAME_KEY_SUFFIXES):
+        return m.group(0)
+    # `key: value` is also prose ("reset the password: run ..."): there, only redact
+    # values that look machine-made (a digit or a symbol, not a plain word).
+    prose = m.group("sep").strip() == ":" and not value.startswith(("'", '"'))
+    if prose and (len(value) < 6 or re.fullmatch(r"[A-Za-z]+[.,;]?", value)):
+        return m.group(0)
+    quote = value[0] if value[0] in "'\"" and value[-1] == value[0] and len(value) > 1 else ""
+    return f"{m.group('key')}{m.group('sep')}{quote}{REDACTED}{quote}"
+
+
+def _redact_after_lead(m: re.Match[str]) -> str:
+    return m.group(0) if _keep_value(m.group("value")) else m.group("lead") + REDACTED
+
+
+def _redact_generic(m: re.Match[str]) -> str:
+    value = m.group("value")
+    if not (re.search(r"\d", value) and re.search(r"[A-Za-z]", value)):
+        return m.group(0)
+    return m.group("lead") + REDACTED
+
+
+_Rule = tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]
+
+_RULES: tuple[_Rule, ...] = (
+    # A PEM private key, also an unterminated one (text cut upstream).
+    (
+        re.compile(
+            r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?:.*?-----END [A-Z0-9 ]*PRIVATE KEY-----|.*)",
+            re.DOTALL,
+        ),
+        "[REDACTED PRIVATE KEY]",
+    ),
+    # scheme://user:password@host
+    (re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^\s/:@]*):[^\s/]+@"), r"\1:***@"),
+    (
+        re.compile(
+            r"(?i)\b(?P<lead>authorization[ \t]*[:=][ \t]*[\"']?"
+            r"(?:(?:bearer|basic|token|bot)[ \t]+)?)(?P<value>[^\s\"']+)"
+        ),
+        _redact_after_lead,
+    ),
+    # "Bearer abc123…" but not "Bearer authentication": a token has a digit.
+    (re.compile(r"(?i)\b(bearer[ \t]+)(?=[A-Za-z._~+/=-]*\d)[\w.~+/=-]{8,}"), rf"\1{REDACTED}"),
+    (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), "[REDACTED AWS KEY]"),
+    (re.compile(r"\bxox[abposr]-[0-9A-Za-z-]{8,}"), "[REDACTED SLACK TOKEN]"),
+    (re.compile(r"\bxapp-[0-9A-Za-z-]{8,}"), "[REDACTED SLACK TOKEN]"),
+    (re.compile(r"(?i)https://hooks\.slack\.com/services/[\w/]+"), "[REDACTED SLACK WEBHOOK]"),
+    (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}\b"), "[REDACTED GITHUB TOKEN]"),
+    (re.compile(r"\bgithub_pat_[A-Za-z0-9_]{30,}"), "[REDACTED GITHUB TOKEN]"),
+    (re.compile(r"\beyJ[\w-]{8,}\.eyJ[\w-]{8,}\.[\w-]{8,}"), "[REDACTED JWT]"),
+    # password=..., "api_key": "...", token: ...
+    (
+        re.compile(
+            rf"(?i)(?P<key>\b[\w.-]*{_KEY_WORDS}[\w.-]*[\"']?)(?P<sep>\s*[=:]\s*)"
+            r"(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[^\s,;&\"']+)"
+        ),
+        _redact_assignment,
+    ),
+    # "the token is 9f8e…", "secret 3q2+7w…": long hex/base64 soon after a key-like word.
+    (
+        re.compile(
+            rf"(?i)(?P<lead>\b{_KEY_WORDS}\b[\w-]*(?:\s+(?:is|was|of|for|to))?[\s:=\"'`]+)"
+            r"(?P<value>[A-Za-z0-9+/_-]{20,}={0,2})"
+        ),
+        _redact_generic,
+    ),
+)
+
+
+def redact_secrets(text: str) -> str:
+    """Replace obvious secrets with `[REDACTED …]` markers; run it on raw text, before escaping."""
+    for pattern, replacement in _RULES:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def safe(text: str) -> str:
+    """The one door for untrusted mrkdwn text: redact, escape, defang mentions."""
+    return neutralize_mentions(escape(redact_secrets(text)))
+
+
+def safe_line(text: str, limit: int) -> str:
+    """`safe` on one line (whitespace collapsed), cut to `limit` with an ellipsis."""
+    line = safe(" ".join(text.split()))
+    if len(line) <= limit:
+        return line
+    if limit <= len(ELLIPSIS):
+        return ELLIPSIS[: max(limit, 0)]
+    return cut(line, limit - len(ELLIPSIS)) + ELLIPSIS
+
+
+# --- links -------------------------------------------------------------------
+
+
+def is_http_url(url: str) -> bool:
+    """Only http(s) URLs with a host become links; `javascript:`, `file:` … stay text."""
+    if not url or any(c.isspace() or ord(c) < 32 for c in url):
+        return False
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return False
+    return parts.scheme.lower() in ("http", "https") and bool(parts.netloc)
+
+
+def _link_target(url: str) -> str:
+    """Make a URL safe inside `<url|label>`: `|`, `<`, `>` and quotes encoded, `&` escaped."""
+    for char, code in (("|", "%7C"), ("<", "%3C"), (">", "%3E"), ('"', "%22")):
+        url = url.replace(char, code)
+    return url.replace("&", "&amp;")
+
+
+_URLISH_LABEL = re.compile(
+    r"(?i)^\s*(?:[a-z][a-z0-9+.-]*://)?[\w-]+(?:\.[\w-]+)+(?:[/:?#]\S*)?\s*$"
+)
+
+
+def _host(url: str) -> str:
+    try:
+        return (urlsplit(url if "://" in url else "//" + url.strip()).hostname or "").lower()
+    except ValueError:
+        return ""
+
+
+def link(url: str, label: str | None = None) -> str:
+    """A Slack link for an http(s) URL, else the label (or URL) as escaped text.
+
+    A label that looks like a different host than the target (`[google.com](https://evil)`)
+    is a phishing pattern: such links show the real target instead of the label.
+    """
+    url = redact_secrets(url)
+    if not is_http_url(url):
+        return safe(label if label else url)
+    target = _link_target(url)
+    if not label or (_URLISH_LABEL.match(label) and _host(label) != _host(url)):
+        return f"<{target}>"
+    return f"<{target}|{safe(label)}>"
+
+
+# --- cutting escaped text ----------------------------------------------------
+
+_ATOM = re.compile(r"&(?:amp|lt|gt);|<[^<>\n]*>|```")
+
+
+def cut(text: str, limit: int) -> str:
+    """Cut escaped mrkdwn to at most `limit` chars, never inside an entity or a `<link>`.
+
+    Prefers a whitespace boundary within the last 80 characters; trailing space is dropped.
+    """
+    if len(text) <= limit:
+        return text
+    if limit <= 0:
+        return ""
+    inside = bytearray(len(text) + 1)
+    for m in _ATOM.finditer(text):
+        for i in range(m.start() + 1, m.end()):
+            inside[i] = 1
+    best = limit
+    while best > 0 and inside[best]:
+        best -= 1
+    for q in range(best, max(best - 80, 0), -1):
+        if not inside[q] and text[q].isspace():
+            return text[:q].rstrip()
+    return text[:best].rstrip()
+
+
+# --- markdown to mrkdwn --------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Unit:
+    kind: Literal["text", "code", "blank"]
+    text: str
+
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_HEADING = re.compile(r"^ {0,3}#{1,6}\s+(.*?)(?:\s+#+)?\s*$")
+_BULLET = re.compile(r"^(\s*)[-*+]\s+")
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+# [label](url "title"), url may hold one level of balanced parentheses.
+_MD_LINK = re.compile(
+    r"!?\[([^\]\n]*)\]\(\s*<?([^\s()<>]*(?:\([^\s()<>]*\)[^\s()<>]*)*)>?(?:\s+\"[^\"\n]*\")?\s*\)"
+)
+_BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*|__(?=\S)(.+?)(?<=\S)__")
+
+
+def _plain(segment: str) -> str:
+    """Escaped, defanged text with **bold** / __bold__ turned into Slack's *bold*."""
+    text = neutralize_mentions(escape(segment))
+    return _BOLD.sub(lambda m: "*" + (m.group(1) or m.group(2)) + "*", text)
+
+
+def _inline(line: str) -> str:
+    out: list[str] = []
+    for i, piece in enumerate(_CODE_SPAN.split(line)):
+        if i % 2:  # inside `code`: escaped, not formatted
+            out.append("`" + neutralize_mentions(escape(piece)) + "`")
+            continue
+        pos = 0
+        for m in _MD_LINK.finditer(piece):
+            out.append(_plain(piece[pos : m.start()]))
+            label, url = m.group(1).strip(), m.group(2)
+            out.append(link(url, label) if is_http_url(url) else _plain(label))
+            pos = m.end()
+        out.append(_plain(piece[pos:]))
+    return "".join(out)
+
+
+def _render_line(line: str) -> str:
+    heading = _HEADING.match(line)
+    if heading:
+        title = _inline(heading.group(1).replace("**", "")).strip("*")
+        return f"*{title}*" if title else ""
+    bullet = _BULLET.match(line)
+    if bullet:
+        return bullet.group(1) + "• " + _inline(line[bullet.end() :])
+    return _inline(line.rstrip())
+
+
+def _code_unit(lines: list[str]) -> _Unit | None:
+    body = "\n".join(lines).strip("\n")
+    if not body.strip():
+        return None
+    # A ``` inside the code would end Slack's block early.
+    body = neutralize_mentions(escape(body)).replace("```", "`" + WORD_JOINER + "``")
+    return _Unit("code", f"```\n{body}\n```")
+
+
+def _units(markdown: str) -> list[_Unit]:
+    units: list[_Unit] = []
+    lines = markdown.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    i = 0
+    while i < len(lines):
+        fence = _FENCE.match(lines[i])
+        if fence:
+            marker = fence.group(1)
+            close = re.compile(rf"^ {{0,3}}{re.escape(marker[0])}{{{len(marker)},}}\s*$")
+            j = i + 1
+            while j < len(lines) and not close.match(lines[j]):
+                j += 1
+            code = _code_unit(lines[i + 1 : j])
+            if code:
+                units.append(code)
+            i = j + 1
+            continue
+        rendered = _render_line(lines[i])
+        if rendered.strip():
+            units.append(_Unit("text", rendered))
+        elif units and units[-1].kind != "blank":
+            units.append(_Unit("blank", ""))
+        i += 1
+    while units and units[-1].kind == "blank":
+        units.pop()
+    return units
+
+
+def trim_markdown(text: str, limit: int) -> str:
+    """Runbook markdown to escaped Slack mrkdwn of at most `limit` characters.
+
+    How the output stays safe and short:
+    1. Secrets are redacted on the whole raw text (a PEM key spans lines).
+    2. The text is split into units: one per line, one per fenced code block.
+       Each unit is escaped and defanged on its own; the only raw `<…>` we emit
+       are links built by `link()` around validated http(s) URLs.
+    3. Units are measured after escaping, so `limit` counts what Slack counts.
+       They are kept in order while they fit. A code block that does not fit is
+       replaced by `CODE_OMITTED_NOTE` (never cut) and we keep going; the first
+       text line that does not fit ends the output, cut inside the line (with
+       `cut`, entity- and link-safe) only when less than half the room is used.
+       `TRUNCATED_NOTE` is appended, and its room reserved, whenever text is lost.
+    """
+    units = _units(redact_secrets(text))
+    full = "\n".join(u.text for u in units)
+    if len(full) <= limit:
+        return full
+    budget = limit - len(TRUNCATED_NOTE) - 1
+    if budget <= 0:
+        return ELLIPSIS[: max(limit, 0)]
+    out: list[str] = []
+    used = 0
+    truncated = False
+    for unit in units:
+        sep = 1 if out else 0
+        if used + sep + len(unit.text) <= budget:
+            out.append(unit.text)
+            used += sep + len(unit.text)
+            continue
+        if unit.kind == "code" and used + sep + len(CODE_OMITTED_NOTE) <= budget:
+            out.append(CODE_OMITTED_NOTE)
+            used += sep + len(CODE_OMITTED_NOTE)
+            continue
+        truncated = True
+        if unit.kind == "text" and used < budget // 2:
+            piece = cut(unit.text, budget - used - sep)
+            if piece:
+                out.append(piece)
+        break
+    while out and not out[-1]:
+        out.pop()
+    if truncated:
+        out.append(TRUNCATED_NOTE)
+    return "\n".join(out)
+
+
+# --- plain_text ------------------------------------------------------------------
+
+
+def truncate_plain(text: str, limit: int) -> str:
+    """One line for a `plain_text` field (the header), at most `limit` characters.
+
+    plain_text is shown literally, so it is not escaped (`&amp;` would show as
+    such). Secrets are still redacted and mentions still defanged, the raw
+    `<!`/`<@`/`<#` openers with a WORD JOINER: invisible, and inert even if
+    Slack ever parsed plain_text.
+    """
+    line = " ".join(redact_secrets(text).split())
+    line = re.sub(r"<(?=[!@#])", "<" + WORD_JOINER, line)
+    line = _BROADCAST.sub(lambda m: "@" + WORD_JOINER + m.group(1), line)
+    if len(line) <= limit:
+        return line
+    if limit <= len(ELLIPSIS):
+        return ELLIPSIS[: max(limit, 0)]
+    head = line[: limit - len(ELLIPSIS)]
+    space = head.rfind(" ")
+    if space > len(head) - 30:
+        head = head[:space]
+    return head.rstrip() + ELLIPSIS

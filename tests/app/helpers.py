@@ -1,0 +1,142 @@
+"""Builders shared by the app tests: settings for a running service and webhook bodies."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import hmac
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from enricher.settings import Settings
+from tests.conftest import MODELS_DIR
+from tests.fakeslack import FakeSlack
+
+AM_TOKEN = "am-secret-token"
+PD_SECRETS = ("pd-old-secret", "pd-new-secret")
+CHANNEL = "C0ONCALL"
+
+
+def service_settings(
+    tmp_path: Path, golden_index: Path, redis_url: str, fake: FakeSlack | None, **extra: Any
+) -> Settings:
+    qdrant = tmp_path / "qdrant"
+    shutil.copytree(golden_index, qdrant)
+    slack: dict[str, Any] = {}
+    if fake is not None:
+        slack = {
+            "slack_bot_token": "xoxb-test",
+            "slack_channel": CHANNEL,
+            "slack_api_url": fake.url,
+        }
+    values: dict[str, Any] = {
+        "models_dir": MODELS_DIR,
+        "qdrant_path": qdrant,
+        "redis_url": redis_url,
+        "alertmanager_bearer_tokens": (AM_TOKEN,),
+        "pagerduty_signing_secrets": PD_SECRETS,
+        "workers": 2,
+        "runbook_base_url": "https://git.example.com/ops/runbooks/blob/main",
+        **slack,
+        **extra,
+    }
+    return Settings(**values)
+
+
+def am_alert(
+    name: str,
+    service: str,
+    *,
+    status: str = "firing",
+    fingerprint: str = "f1",
+    summary: str = "",
+    description: str = "",
+    starts: str = "2026-11-28T03:00:00Z",
+) -> dict[str, Any]:
+    return {
+        "status": status,
+        "labels": {
+            "alertname": name,
+            "service": service,
+            "severity": "critical",
+            "instance": f"{service}-{fingerprint}",
+        },
+        "annotations": {"summary": summary or f"{name} on {service}", "description": description},
+        "startsAt": starts,
+        "endsAt": "2026-11-28T04:00:00Z" if status == "resolved" else "0001-01-01T00:00:00Z",
+        "generatorURL": "http://prometheus.example/graph",
+        "fingerprint": fingerprint,
+    }
+
+
+def am_body(*alerts: dict[str, Any], status: str | None = None) -> dict[str, Any]:
+    first = alerts[0]
+    name = first["labels"]["alertname"]
+    firing = any(a["status"] == "firing" for a in alerts)
+    return {
+        "version": "4",
+        "groupKey": f'{{}}:{{alertname="{name}"}}',
+        "truncatedAlerts": 0,
+        "status": status or ("firing" if firing else "resolved"),
+        "receiver": "runbook-enricher",
+        "groupLabels": {"alertname": name},
+        "commonLabels": {
+            "alertname": name,
+            "service": first["labels"]["service"],
+            "severity": "critical",
+        },
+        "commonAnnotations": dict(first["annotations"]),
+        "externalURL": "http://alertmanager.example:9093",
+        "alerts": list(alerts),
+    }
+
+
+def pd_body(
+    title: str,
+    service: str,
+    *,
+    event_type: str = "incident.triggered",
+    incident: str = "Q1ABC",
+    event_id: str = "01EVT",
+) -> dict[str, Any]:
+    return {
+        "event": {
+            "id": event_id,
+            "event_type": event_type,
+            "resource_type": "incident",
+            "occurred_at": "2026-11-28T03:14:00Z",
+            "agent": None,
+            "client": None,
+            "data": {
+                "id": incident,
+                "type": "incident",
+                "title": title,
+                "service": {"id": "PSVC1", "summary": service, "type": "service_reference"},
+                "urgency": "high",
+                "priority": None,
+                "incident_key": "k1",
+                "html_url": f"https://acme.pagerduty.example/incidents/{incident}",
+                "number": 42,
+                "status": "resolved" if event_type.endswith("resolved") else "triggered",
+            },
+        }
+    }
+
+
+def sign(body: bytes, secret: str) -> str:
+    return "v1=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+def dumps(data: Any) -> bytes:
+    return json.dumps(data).encode()
+
+
+def resolved(body: dict[str, Any]) -> dict[str, Any]:
+    out = copy.deepcopy(body)
+    out["status"] = "resolved"
+    for alert in out["alerts"]:
+        alert["status"] = "resolved"
+        alert["endsAt"] = "2026-11-28T04:00:00Z"
+    return out

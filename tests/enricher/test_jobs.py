@@ -1,0 +1,326 @@
+"""The job queue on a real Redis: delivery, crash recovery, delays, dead letters, outages."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
+
+from enricher.jobs import Job, JobQueue, new_job
+from tests.conftest import RedisServer
+
+pytestmark = pytest.mark.anyio
+
+# Not valid UTF-8, and holds the netstring separators used by the delayed set.
+BODY = b'{"alerts": []}\xff\x00:12:,\n'
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+async def client(redis_url: str) -> AsyncIterator[aioredis.Redis]:
+    # from_url() builds a client without retries; as the service should, retry once so the first
+    # command after a Redis restart does not fail on a stale pooled connection.
+    redis_client = aioredis.Redis.from_url(redis_url, retry=Retry(NoBackoff(), 1))
+    yield redis_client
+    await redis_client.aclose()
+
+
+async def make_queue(client: aioredis.Redis, consumer: str = "host-0", **kwargs: int) -> JobQueue:
+    queue = JobQueue(client, consumer=consumer, **kwargs)
+    await queue.ensure_group()
+    return queue
+
+
+def job(n: int = 0, body: bytes = BODY) -> Job:
+    return new_job("alertmanager", body, dedup_key=f"dedup-{n}", group_key=f"group-{n}",
+                   status="firing", received_at=1700000000.25)
+
+
+async def pending(client: aioredis.Redis) -> int:
+    return int((await client.xpending("rbe:jobs", "enrichers"))["pending"])
+
+
+class TestRoundtrip:
+    async def test_enqueue_read_ack(self, client: aioredis.Redis) -> None:
+        """A job comes back field for field, body byte for byte, and is gone once acked."""
+        queue = await make_queue(client)
+        entry_id = await queue.enqueue(job(1))
+
+        [got] = await queue.read(count=10)
+
+        assert got == Job(id=entry_id, source="alertmanager", body=BODY, dedup_key="dedup-1",
+                          group_key="group-1", status="firing", received_at=1700000000.25,
+                          attempts=1)
+        await queue.ack(got)
+        assert await queue.depth() == 0
+        assert await pending(client) == 0
+        assert await queue.read(count=10) == []
+
+    async def test_read_respects_count(self, client: aioredis.Redis) -> None:
+        """`read` returns at most `count` jobs and leaves the rest for the next call."""
+        queue = await make_queue(client)
+        for n in range(5):
+            await queue.enqueue(job(n))
+
+        first = await queue.read(count=3)
+        second = await queue.read(count=3)
+
+        assert [j.dedup_key for j in first + second] == [f"dedup-{n}" for n in range(5)]
+
+    async def test_ensure_group_is_idempotent(self, client: aioredis.Redis) -> None:
+        """Creating the group twice is not an error, and queued jobs survive it."""
+        queue = await make_queue(client)
+        await queue.enqueue(job())
+        await queue.ensure_group()
+        assert len(await queue.read()) == 1
+
+    async def test_rejects_decoding_client(self, redis_url: str) -> None:
+        """A client that decodes replies to str would corrupt bodies, so it is refused."""
+        decoding = aioredis.Redis.from_url(redis_url, decode_responses=True)
+        with pytest.raises(ValueError, match="decode_responses=False"):
+            JobQueue(decoding, consumer="host-0")
+        await decoding.aclose()
+
+    async def test_ack_needs_an_entry_id(self, client: aioredis.Redis) -> None:
+        """A job that never went through the queue cannot be acknowledged."""
+        queue = await make_queue(client)
+        with pytest.raises(ValueError, match=r"JobQueue\.read"):
+            await queue.ack(job())
+
+
+class TestCrashRecovery:
+    async def test_dead_consumer_work_is_claimed(self, client: aioredis.Redis) -> None:
+        """A job read but never acked by a crashed consumer is taken over once it is idle."""
+        crashed = await make_queue(client, "host-0")
+        await crashed.enqueue(job())
+        [lost] = await crashed.read()
+        patient = await make_queue(client, "host-1", claim_idle_ms=60_000)
+        assert await patient.read() == []
+
+        rescuer = await make_queue(client, "host-2", claim_idle_ms=50)
+        await asyncio.sleep(0.1)
+        [again] = await rescuer.read()
+
+        assert again.id == lost.id
+        assert again.body == BODY
+        assert again.attempts >= 2
+        await rescuer.ack(again)
+        assert await pending(client) == 0
+        assert await rescuer.depth() == 0
+
+    async def test_restarted_consumer_rereads_its_own_pending(
+        self, client: aioredis.Redis
+    ) -> None:
+        """A new process with the same consumer name is handed its unfinished job first."""
+        before = await make_queue(client, "host-0")
+        await before.enqueue(job(1))
+        [lost] = await before.read()
+        await before.enqueue(job(2))
+
+        after = await make_queue(client, "host-0")
+        got = await after.read(count=10)
+
+        assert (got[0].id, got[0].attempts) == (lost.id, 2)
+        assert [j.dedup_key for j in got] == ["dedup-1", "dedup-2"]
+
+    async def test_own_backlog_is_read_only_once(self, client: aioredis.Redis) -> None:
+        """After the leftovers are handed out, jobs in progress are not handed out again."""
+        queue = await make_queue(client, "host-0")
+        await queue.enqueue(job())
+        assert len(await queue.read()) == 1
+        assert await queue.read() == []
+
+    async def test_entry_deleted_while_pending_is_dropped(self, client: aioredis.Redis) -> None:
+        """A pending entry whose data was deleted is cleared instead of being returned."""
+        before = await make_queue(client, "host-0")
+        await before.enqueue(job())
+        [lost] = await before.read()
+        await client.xdel("rbe:jobs", lost.id)
+
+        after = await make_queue(client, "host-0")
+
+        assert await after.read() == []
+        assert await pending(client) == 0
+
+    async def test_malformed_entry_is_dead_lettered(self, client: aioredis.Redis) -> None:
+        """An entry the queue did not write is moved to the dead letters, not retried forever."""
+        queue = await make_queue(client)
+        await client.xadd("rbe:jobs", {"source": "nagios", "body": b"?"})
+        await queue.enqueue(job())
+
+        got = await queue.read(count=10)
+
+        assert [j.dedup_key for j in got] == ["dedup-0"]
+        assert await queue.dead_count() == 1
+        [(_, fields)] = await client.xrange("rbe:dead")
+        assert fields[b"reason"] == b"malformed entry"
+        assert await queue.depth() == 1
+
+
+class TestRetryLater:
+    async def test_delayed_job_returns_when_due(self, client: aioredis.Redis) -> None:
+        """A job retried with a short delay is read again later as a new entry, attempt 2."""
+        queue = await make_queue(client)
+        await queue.enqueue(job())
+        [first] = await queue.read()
+
+        assert await queue.retry_later(first, 0.05)
+        await asyncio.sleep(0.1)
+        [second] = await queue.read()
+
+        assert second.id != first.id
+        assert second.attempts == 2
+        assert (second.body, second.dedup_key, second.group_key) == (BODY, "dedup-0", "group-0")
+        assert await queue.delayed_count() == 0
+
+    async def test_delayed_job_is_not_read_early_and_does_not_block(
+        self, client: aioredis.Redis
+    ) -> None:
+        """A job that is not due stays parked while jobs behind it are served."""
+        queue = await make_queue(client)
+        await queue.enqueue(job(1))
+        [waiting] = await queue.read()
+        await queue.retry_later(waiting, 3600)
+        await queue.enqueue(job(2))
+
+        got = await queue.read(count=10)
+
+        assert [j.dedup_key for j in got] == ["dedup-2"]
+        assert await queue.delayed_count() == 1
+        assert await queue.depth() == 1
+
+    async def test_jobs_are_conserved(self, client: aioredis.Redis) -> None:
+        """Across retries every job is in exactly one place, and all of them finish once."""
+        queue = await make_queue(client)
+        for n in range(20):
+            await queue.enqueue(job(n))
+        first = await queue.read(count=20)
+        for j in first[::2]:
+            await queue.retry_later(j, 0)
+            assert await queue.depth() + await queue.delayed_count() == 20
+        for j in first[1::2]:
+            await queue.ack(j)
+
+        retried = await queue.read(count=20)
+        for j in retried:
+            await queue.ack(j)
+
+        assert sorted(j.dedup_key for j in retried) == sorted(j.dedup_key for j in first[::2])
+        assert {j.attempts for j in retried} == {2}
+        assert (await queue.depth(), await queue.delayed_count(), await pending(client)) == (
+            0, 0, 0)
+
+    async def test_retry_of_finished_job_does_nothing(self, client: aioredis.Redis) -> None:
+        """Retrying an entry someone already acked does not bring it back."""
+        queue = await make_queue(client)
+        await queue.enqueue(job())
+        [got] = await queue.read()
+        await queue.ack(got)
+
+        assert not await queue.retry_later(got, 0)
+        assert await queue.delayed_count() == 0
+
+
+class TestDeadLetter:
+    async def test_dead_letter_moves_and_counts(self, client: aioredis.Redis) -> None:
+        """A dead-lettered job leaves the queue and is kept with its reason and body."""
+        queue = await make_queue(client)
+        await queue.enqueue(job())
+        [got] = await queue.read()
+
+        assert await queue.dead_letter(got, "channel_not_found")
+
+        assert (await queue.depth(), await pending(client), await queue.dead_count()) == (0, 0, 1)
+        [(_, fields)] = await client.xrange("rbe:dead")
+        assert fields[b"reason"] == b"channel_not_found"
+        assert fields[b"body"] == BODY
+        assert fields[b"entry_id"] == got.id.encode()
+        assert b"dead_at" in fields
+
+    async def test_dead_letter_of_finished_job_does_nothing(
+        self, client: aioredis.Redis
+    ) -> None:
+        """Dead-lettering an entry that was already acked adds no dead letter."""
+        queue = await make_queue(client)
+        await queue.enqueue(job())
+        [got] = await queue.read()
+        await queue.ack(got)
+
+        assert not await queue.dead_letter(got, "invalid_auth")
+        assert await queue.dead_count() == 0
+
+
+class TestGauges:
+    async def test_depth_counts_unread_and_unacked(self, client: aioredis.Redis) -> None:
+        """Depth is every unfinished job in the stream, read or not."""
+        queue = await make_queue(client)
+        for n in range(3):
+            await queue.enqueue(job(n))
+        [got] = await queue.read(count=1)
+        assert await queue.depth() == 3
+        await queue.ack(got)
+        assert await queue.depth() == 2
+
+    async def test_pending_age(self, client: aioredis.Redis) -> None:
+        """The age of the oldest unfinished job grows while it waits and is 0 when none is left."""
+        queue = await make_queue(client)
+        assert await queue.pending_age_s() == 0.0
+        await queue.enqueue(job())
+        await asyncio.sleep(0.06)
+
+        assert await queue.pending_age_s() >= 0.05
+        [got] = await queue.read()
+        await queue.ack(got)
+        assert await queue.pending_age_s() == 0.0
+
+
+class TestRedisOutage:
+    async def test_outage_raises_then_recovers(
+        self, client: aioredis.Redis, redis_server: RedisServer
+    ) -> None:
+        """With Redis down every call raises ConnectionError; once back, the queue works again."""
+        queue = await make_queue(client)
+        await queue.enqueue(job(1))
+        [held] = await queue.read()
+        redis_server.kill()
+        try:
+            with pytest.raises(RedisConnectionError):
+                await queue.enqueue(job(2))
+            with pytest.raises(RedisConnectionError):
+                await queue.read()
+            with pytest.raises(RedisConnectionError):
+                await queue.ack(held)
+            with pytest.raises(RedisConnectionError):
+                await queue.depth()
+        finally:
+            redis_server.start()
+
+        # The fixture's Redis has no persistence, so the stream and group are gone.
+        await queue.ensure_group()
+        await queue.enqueue(job(3))
+        [got] = await queue.read()
+        await queue.ack(got)
+        assert got.dedup_key == "dedup-3"
+        assert await queue.depth() == 0
+
+    async def test_read_recreates_a_lost_group(
+        self, client: aioredis.Redis, redis_server: RedisServer
+    ) -> None:
+        """Jobs accepted after a Redis restart, before any worker re-created the group, are read."""
+        queue = await make_queue(client)
+        redis_server.kill()
+        redis_server.start()
+
+        await queue.enqueue(job())
+        [got] = await queue.read()
+
+        assert got.dedup_key == "dedup-0"

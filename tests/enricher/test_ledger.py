@@ -1,0 +1,215 @@
+"""The ledger on a real Redis: dedup windows, and one post per group raced by two replicas."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import AsyncIterator
+
+import pytest
+import redis.asyncio as aioredis
+
+from enricher.ledger import AlreadyPosted, Claimed, InFlight, Ledger, PostRecord
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+async def clients(redis_url: str) -> AsyncIterator[tuple[aioredis.Redis, aioredis.Redis]]:
+    """Two connections, as two replicas of the service would have."""
+    first = aioredis.Redis.from_url(redis_url)
+    second = aioredis.Redis.from_url(redis_url)
+    yield first, second
+    await first.aclose()
+    await second.aclose()
+
+
+@pytest.fixture
+def ledgers(clients: tuple[aioredis.Redis, aioredis.Redis]) -> tuple[Ledger, Ledger]:
+    return Ledger(clients[0]), Ledger(clients[1])
+
+
+def post_key(group_key: str) -> str:
+    return "rbe:post:" + hashlib.sha256(group_key.encode()).hexdigest()
+
+
+class TestFirstSeen:
+    async def test_repeat_within_window(self, ledgers: tuple[Ledger, Ledger]) -> None:
+        """Only the first sighting of a key counts, whichever replica sees the repeat."""
+        a, b = ledgers
+        assert await a.first_seen("am|group|firing|fp1@t0")
+        assert not await a.first_seen("am|group|firing|fp1@t0")
+        assert not await b.first_seen("am|group|firing|fp1@t0")
+        assert await b.first_seen("am|group|resolved|fp1@t0")
+
+    async def test_window_expires(self, clients: tuple[aioredis.Redis, aioredis.Redis]) -> None:
+        """After `dedup_ttl_s` the same key is new again."""
+        ledger = Ledger(clients[0], dedup_ttl_s=0.1)
+        assert await ledger.first_seen("pd|webhook-1")
+        await asyncio.sleep(0.2)
+        assert await ledger.first_seen("pd|webhook-1")
+
+    async def test_forget(self, ledgers: tuple[Ledger, Ledger]) -> None:
+        """A forgotten key is accepted again, e.g. after its enqueue failed."""
+        a, _ = ledgers
+        assert await a.first_seen("pd|webhook-2")
+        await a.forget("pd|webhook-2")
+        assert await a.first_seen("pd|webhook-2")
+
+    async def test_default_window_covers_repeat_interval(
+        self, clients: tuple[aioredis.Redis, aioredis.Redis], ledgers: tuple[Ledger, Ledger]
+    ) -> None:
+        """By default a key is remembered longer than Alertmanager's 4 h repeat_interval."""
+        await ledgers[0].first_seen("am|long")
+        key = "rbe:seen:" + hashlib.sha256(b"am|long").hexdigest()
+        assert 4 * 3600 < await clients[0].ttl(key) <= 6 * 3600
+
+
+class TestClaimRace:
+    async def test_exactly_one_claim_per_group(self, ledgers: tuple[Ledger, Ledger]) -> None:
+        """Two replicas racing on 50 groups, several rounds: each group has exactly one poster."""
+        a, b = ledgers
+        for round_ in range(5):
+            keys = [f"round-{round_}-group-{n}" for n in range(50)]
+            results = await asyncio.gather(
+                *(ledger.claim_post(key, owner)
+                  for key in keys for ledger, owner in ((a, "replica-a"), (b, "replica-b")))
+            )
+            for key, pair in zip(keys, zip(results[::2], results[1::2], strict=True),
+                                 strict=True):
+                claimed = [r for r in pair if isinstance(r, Claimed)]
+                waiting = [r for r in pair if isinstance(r, InFlight)]
+                assert len(claimed) == 1 and len(waiting) == 1, key
+                assert not claimed[0].takeover
+                assert waiting[0].owner in {"replica-a", "replica-b"}
+
+    async def test_own_live_lease_is_in_flight(self, ledgers: tuple[Ledger, Ledger]) -> None:
+        """A second claim under the same owner id waits too: a restarted process may reuse it."""
+        a, _ = ledgers
+        assert await a.claim_post("g", "worker-1") == Claimed()
+        result = await a.claim_post("g", "worker-1")
+        assert isinstance(result, InFlight)
+        assert result.owner == "worker-1"
+        assert result.age_s >= 0
+
+
+class TestPosted:
+    async def test_posted_group_is_updated_not_posted(self, ledgers: tuple[Ledger, Ledger]) -> None:
+        """Once the ts is stored, every later claim gets the stored message back."""
+        a, b = ledgers
+        await a.claim_post("g", "worker-a")
+        assert await a.record_post("g", "worker-a", channel="C1", ts="1700000000.000100",
+                                   fingerprints=["fp2", "fp1", "fp2"], status="firing")
+
+        expected = AlreadyPosted("C1", "1700000000.000100", ("fp1", "fp2"), "firing")
+        assert await b.claim_post("g", "worker-b") == expected
+        assert await a.claim_post("g", "worker-a") == expected
+        assert await b.get_post("g") == PostRecord(
+            group_key="g", owner="worker-a", channel="C1", ts="1700000000.000100",
+            fingerprints=("fp1", "fp2"), status="firing",
+        )
+
+    async def test_update_post(self, ledgers: tuple[Ledger, Ledger]) -> None:
+        """An update stores what the edited message now shows and keeps channel and ts."""
+        a, b = ledgers
+        await a.claim_post("g", "worker-a")
+        await a.record_post("g", "worker-a", channel="C1", ts="1.1", fingerprints=["fp1"],
+                            status="firing")
+
+        assert await b.update_post("g", fingerprints=["fp3", "fp1"])
+        assert await b.update_post("g", status="resolved")
+
+        assert await a.claim_post("g", "worker-a") == AlreadyPosted(
+            "C1", "1.1", ("fp1", "fp3"), "resolved")
+
+    async def test_update_without_post(self, ledgers: tuple[Ledger, Ledger]) -> None:
+        """Updating a group that was never posted, or is only claimed, changes nothing."""
+        a, _ = ledgers
+        assert not await a.update_post("never", status="resolved")
+        await a.claim_post("claimed", "worker-a")
+        assert not await a.update_post("claimed", status="resolved")
+        assert await a.get_post("claimed") is None
+
+    async def test_records_expire(
+        self, clients: tuple[aioredis.Redis, aioredis.Redis], ledgers: tuple[Ledger, Ledger]
+    ) -> None:
+        """Claims and posts both carry the post TTL, so records never pile up."""
+        a, _ = ledgers
+        await a.claim_post("g", "worker-a")
+        assert 0 < await clients[0].ttl(post_key("g")) <= a.post_ttl_s
+        await a.record_post("g", "worker-a", channel="C1", ts="1.1", fingerprints=[],
+                            status="firing")
+        assert 0 < await clients[0].ttl(post_key("g")) <= a.post_ttl_s
+
+
+class TestCrashWindow:
+    async def test_stale_lease_is_taken_over(self, ledgers: tuple[Ledger, Ledger]) -> None:
+        """A claim whose lease ran out goes to the next claimer, flagged as a takeover."""
+        a, b = ledgers
+        assert await a.claim_post("g", "dead-worker", lease_s=0.05) == Claimed()
+        await asyncio.sleep(0.1)
+
+        assert await b.claim_post("g", "worker-b") == Claimed(
+            takeover=True, previous_owner="dead-worker")
+        assert isinstance(await a.claim_post("g", "worker-c"), InFlight)
+
+    async def test_late_owner_cannot_record(self, ledgers: tuple[Ledger, Ledger]) -> None:
+        """After a takeover the old owner's record is refused and the new owner's post stays."""
+        a, b = ledgers
+        await a.claim_post("g", "slow-worker", lease_s=0.05)
+        await asyncio.sleep(0.1)
+        await b.claim_post("g", "worker-b")
+        assert await b.record_post("g", "worker-b", channel="C1", ts="2.2", fingerprints=["fp"],
+                                   status="firing")
+
+        assert not await a.record_post("g", "slow-worker", channel="C1", ts="3.3",
+                                       fingerprints=["fp"], status="firing")
+        record = await a.get_post("g")
+        assert record is not None
+        assert (record.owner, record.ts) == ("worker-b", "2.2")
+
+    async def test_record_refuses_non_owner(self, ledgers: tuple[Ledger, Ledger]) -> None:
+        """Only the worker holding the claim can store the post."""
+        a, b = ledgers
+        await a.claim_post("g", "worker-a")
+
+        assert not await b.record_post("g", "worker-b", channel="C1", ts="1.1",
+                                       fingerprints=[], status="firing")
+        assert await b.get_post("g") is None
+        assert await a.record_post("g", "worker-a", channel="C1", ts="1.1", fingerprints=[],
+                                   status="firing")
+
+    async def test_record_after_claim_vanished(self, ledgers: tuple[Ledger, Ledger]) -> None:
+        """A post whose claim is gone (Redis lost it) is still stored, so it can be updated."""
+        a, _ = ledgers
+        assert await a.record_post("g", "worker-a", channel="C1", ts="1.1", fingerprints=["fp"],
+                                   status="firing")
+        assert await a.claim_post("g", "worker-b") == AlreadyPosted("C1", "1.1", ("fp",),
+                                                                   "firing")
+
+
+class TestRelease:
+    async def test_release_lets_a_retry_claim(self, ledgers: tuple[Ledger, Ledger]) -> None:
+        """After a failed post the owner releases, and the next claim is a fresh one."""
+        a, b = ledgers
+        await a.claim_post("g", "worker-a")
+
+        assert not await b.release_claim("g", "worker-b")
+        assert isinstance(await b.claim_post("g", "worker-b"), InFlight)
+        assert await a.release_claim("g", "worker-a")
+        assert await b.claim_post("g", "worker-b") == Claimed()
+
+    async def test_posted_record_is_not_released(self, ledgers: tuple[Ledger, Ledger]) -> None:
+        """Releasing after the ts is stored keeps the post, so nobody posts it again."""
+        a, _ = ledgers
+        await a.claim_post("g", "worker-a")
+        await a.record_post("g", "worker-a", channel="C1", ts="1.1", fingerprints=[],
+                            status="firing")
+
+        assert not await a.release_claim("g", "worker-a")
+        assert isinstance(await a.claim_post("g", "worker-a"), AlreadyPosted)
