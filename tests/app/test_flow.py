@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import httpx2
 import pytest
 import respx
 from qdrant_client import QdrantClient
@@ -53,8 +54,11 @@ class Running:
     services: Services
     fake: FakeSlack
 
-    def alertmanager(self, body: dict[str, Any]) -> httpx.Response:
+    def alertmanager(self, body: dict[str, Any]) -> httpx2.Response:
         return self.client.post("/webhook/alertmanager", content=dumps(body), headers=BEARER)
+
+    def metrics(self) -> str:
+        return self.client.get("/metrics").text
 
     def posts(self) -> list[dict[str, Any]]:
         return [c.body for c in self.fake.calls_to("chat.postMessage") if c.ok]
@@ -111,8 +115,7 @@ class TestFiring:
         for _ in range(3):
             running.alertmanager(am_body(LAG))
         wait_for(lambda: len(running.posts()) == 1, what="the Slack post")
-        metrics = lambda: running.client.get("/metrics").text  # noqa: E731
-        wait_for(lambda: "rbe_queue_depth 0.0" in metrics(), what="an empty queue")
+        wait_for(lambda: "rbe_queue_depth 0.0" in running.metrics(), what="an empty queue")
         assert len(running.posts()) == 1
         metrics = running.client.get("/metrics").text
         assert 'rbe_webhooks_deduplicated_total{source="alertmanager"} 2.0' in metrics
@@ -236,9 +239,8 @@ class TestFailures:
         """channel_not_found is not retried: the job is dead-lettered and counted."""
         running.fake.fail_next(1, error="channel_not_found", method="chat.postMessage")
         running.alertmanager(am_body(LAG))
-        metrics = lambda: running.client.get("/metrics").text  # noqa: E731
-        wait_for(lambda: "rbe_dead_letter_depth 1.0" in metrics(), what="the dead letter")
-        assert 'rbe_dead_letters_total{reason="channel_not_found"} 1.0' in metrics()
+        wait_for(lambda: "rbe_dead_letter_depth 1.0" in running.metrics(), what="the dead letter")
+        assert 'rbe_dead_letters_total{reason="channel_not_found"} 1.0' in running.metrics()
         assert running.posts() == []
 
     def test_redis_down_still_delivers(self, running: Running, redis_server: RedisServer) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from typing import Any, cast
 
 import pytest
 import redis.asyncio as aioredis
@@ -34,7 +35,11 @@ async def client(redis_url: str) -> AsyncIterator[aioredis.Redis]:
     await redis_client.aclose()
 
 
-async def make_queue(client: aioredis.Redis, consumer: str = "host-0", **kwargs: int) -> JobQueue:
+async def dead_entries(client: aioredis.Redis) -> list[tuple[bytes, dict[bytes, bytes]]]:
+    return cast(list[tuple[bytes, dict[bytes, bytes]]], await client.xrange("rbe:dead"))
+
+
+async def make_queue(client: aioredis.Redis, consumer: str = "host-0", **kwargs: Any) -> JobQueue:
     queue = JobQueue(client, consumer=consumer, **kwargs)
     await queue.ensure_group()
     return queue
@@ -161,7 +166,7 @@ class TestCrashRecovery:
 
         assert [j.dedup_key for j in got] == ["dedup-0"]
         assert await queue.dead_count() == 1
-        [(_, fields)] = await client.xrange("rbe:dead")
+        [(_, fields)] = await dead_entries(client)
         assert fields[b"reason"] == b"malformed entry"
         assert await queue.depth() == 1
 
@@ -240,7 +245,7 @@ class TestDeadLetter:
         assert await queue.dead_letter(got, "channel_not_found")
 
         assert (await queue.depth(), await pending(client), await queue.dead_count()) == (0, 0, 1)
-        [(_, fields)] = await client.xrange("rbe:dead")
+        [(_, fields)] = await dead_entries(client)
         assert fields[b"reason"] == b"channel_not_found"
         assert fields[b"body"] == BODY
         assert fields[b"entry_id"] == got.id.encode()

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# `make run`: the product on embedded defaults. A private redis-server, the sample runbooks
+# ingested into ./data/qdrant, the webhooks on 127.0.0.1:8080, Slack messages printed to stdout.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+export QDRANT_PATH=${QDRANT_PATH:-data/qdrant}
+REDIS_PORT=${REDIS_PORT:-6399}
+export REDIS_URL=${REDIS_URL:-redis://127.0.0.1:$REDIS_PORT/0}
+export ALLOW_UNAUTHENTICATED=${ALLOW_UNAUTHENTICATED:-true}
+export HOST=${HOST:-127.0.0.1} PORT=${PORT:-8080}
+
+mkdir -p data/redis
+if ! redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1; then
+    redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --dir "$PWD/data/redis" \
+        --appendonly yes --daemonize yes --pidfile "$PWD/data/redis/redis.pid" >/dev/null
+    echo "run: started redis-server on 127.0.0.1:$REDIS_PORT (data/redis; stop: make stop)" >&2
+fi
+
+.venv/bin/python -m ingest --root "${RUNBOOKS_DIR:-golden/runbooks}"
+echo "run: serving on http://$HOST:$PORT (Slack messages are printed below; try: make demo-live)" >&2
+exec .venv/bin/python -m enricher
