@@ -1,0 +1,76 @@
+"""Query building and name normalization: pure functions, table-driven."""
+
+from __future__ import annotations
+
+import pytest
+
+from enricher.alert import Alert
+from enricher.names import name_key, service_keys
+from enricher.query import build_query
+
+
+def alert(**changes: object) -> Alert:
+    values: dict[str, object] = {
+        "source": "alertmanager",
+        "status": "firing",
+        "alert_name": "PostgresReplicationLag",
+        "service": "postgres",
+        "severity": "critical",
+        "summary": "Replica is 84s behind",
+        "description": "WAL replay is slow",
+        "labels": {"pod": "db-2", "container": "patroni"},
+    }
+    values.update(changes)
+    return Alert(**values)  # type: ignore[arg-type]
+
+
+class TestNameKey:
+    @pytest.mark.parametrize(
+        ("value", "key"),
+        [("checkout-api", "checkoutapi"), ("Checkout_API", "checkoutapi"), ("a.b c", "abc")],
+    )
+    def test_separators_and_case_are_ignored(self, value: str, key: str) -> None:
+        """Spelling variants of one name share a key."""
+        assert name_key(value) == key
+
+
+class TestServiceKeys:
+    @pytest.mark.parametrize(
+        ("label", "expected"),
+        [
+            ("payments-api-prod", ("paymentsapiprod", "paymentsapi", "payments", "api")),
+            ("postgres", ("postgres",)),
+            ("kafka-eu-1", ("kafkaeu1", "kafka")),
+            ("prod", ("prod",)),
+            ("", ()),
+        ],
+    )
+    def test_candidates_most_specific_first(self, label: str, expected: tuple[str, ...]) -> None:
+        """Environment and region tokens are dropped; sub-runs of the rest are offered."""
+        assert service_keys(label) == expected
+
+
+class TestBuildQuery:
+    def test_text_has_name_words_service_and_prose(self) -> None:
+        """The query text carries the exact name, its words, the service and the annotations."""
+        query = build_query(alert())
+        assert query.text.startswith("PostgresReplicationLag. Postgres Replication Lag. postgres")
+        assert "Replica is 84s behind" in query.text
+        assert "WAL replay is slow" in query.text
+        assert "patroni" in query.text
+
+    def test_instance_labels_stay_out_of_the_text(self) -> None:
+        """Pod and instance names are noise for retrieval."""
+        assert "db-2" not in build_query(alert()).text
+
+    def test_filter_keys(self) -> None:
+        """Alert name and service become normalized filter keys."""
+        query = build_query(alert(service="pg-orders-primary"))
+        assert query.alert_key == "postgresreplicationlag"
+        assert "pgorders" in query.service_keys
+
+    def test_no_service_means_no_service_keys(self) -> None:
+        """PagerDuty annotations without a service still build a query."""
+        query = build_query(alert(service=None, description=""))
+        assert query.service_keys == ()
+        assert query.text.count("Replica is 84s behind") == 1
