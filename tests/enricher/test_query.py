@@ -51,17 +51,32 @@ class TestServiceKeys:
 
 
 class TestBuildQuery:
-    def test_text_has_name_words_service_and_prose(self) -> None:
-        """The query text carries the exact name, its words, the service and the annotations."""
+    def test_sparse_text_leads_with_the_exact_name(self) -> None:
+        """BM25 gets the exact name token, its words, the service, the prose and labels."""
         query = build_query(alert())
-        assert query.text.startswith("PostgresReplicationLag. Postgres Replication Lag. postgres")
-        assert "Replica is 84s behind" in query.text
-        assert "WAL replay is slow" in query.text
-        assert "patroni" in query.text
+        assert query.sparse_text == (
+            "PostgresReplicationLag. Postgres Replication Lag. postgres. "
+            "Replica is 84s behind. WAL replay is slow. patroni"
+        )
+
+    def test_dense_text_leads_with_what_the_alert_says(self) -> None:
+        """The dense model reads the summary and description first, then the name in words."""
+        query = build_query(alert())
+        assert query.dense_text == (
+            "Replica is 84s behind. WAL replay is slow. Postgres Replication Lag. postgres. patroni"
+        )
+
+    def test_free_text_name_is_used_once(self) -> None:
+        """A PagerDuty title that is both the name and the summary appears once."""
+        title = "Refund notifications piling up"
+        query = build_query(alert(alert_name=title, summary=title, description=""))
+        assert query.dense_text.count(title) == 1
+        assert query.sparse_text.count(title) == 1
 
     def test_instance_labels_stay_out_of_the_text(self) -> None:
         """Pod and instance names are noise for retrieval."""
-        assert "db-2" not in build_query(alert()).text
+        query = build_query(alert())
+        assert "db-2" not in query.dense_text + query.sparse_text
 
     def test_filter_keys(self) -> None:
         """Alert name and service become normalized filter keys."""
@@ -73,4 +88,4 @@ class TestBuildQuery:
         """PagerDuty annotations without a service still build a query."""
         query = build_query(alert(service=None, description=""))
         assert query.service_keys == ()
-        assert query.text.count("Replica is 84s behind") == 1
+        assert query.dense_text.count("Replica is 84s behind") == 1

@@ -1,0 +1,131 @@
+"""Search: the decision rule (pure) and the tiers against the real golden index."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from qdrant_client import QdrantClient
+
+from enricher import index
+from enricher.alert import Alert
+from enricher.embedding import Embedder
+from enricher.search import Candidate, Ranking, SearchConfig, Searcher, decide
+from enricher.settings import Settings
+
+CONFIG = SearchConfig(threshold=0.6, global_threshold=0.65, margin_floor=0.35, margin=0.15)
+
+
+def ranking(tier: str, *scores: float, runner_up: float = 0.0) -> Ranking:
+    cands = tuple(
+        Candidate({"doc_id": f"d{i}", "path": f"p{i}.md"}, s) for i, s in enumerate(scores)
+    )
+    return Ranking(cands, tier, runner_up)  # type: ignore[arg-type]
+
+
+class TestDecide:
+    @pytest.mark.parametrize(
+        ("rank", "chosen"),
+        [
+            (ranking("service", 0.7, 0.62, 0.61, 0.6), ["d0", "d1", "d2"]),
+            (ranking("service", 0.59, 0.2, runner_up=0.5), []),
+            (ranking("global", 0.62, runner_up=0.58), []),
+            (ranking("global", 0.66, runner_up=0.6), ["d0"]),
+            (ranking("global", 0.5, runner_up=0.3), ["d0"]),
+            (ranking("global", 0.34, runner_up=0.0), []),
+            (ranking("alert_name", 0.5, runner_up=0.0), []),
+            (ranking("service"), []),
+        ],
+    )
+    def test_threshold_then_clear_winner(self, rank: Ranking, chosen: list[str]) -> None:
+        """Above the tier's bar, up to top_k; below it, only a clear winner over the floor."""
+        assert [c.doc_id for c in decide(rank, CONFIG)] == chosen
+
+
+@pytest.fixture(scope="module")
+def searcher(
+    golden_index: Path, embedder: Embedder, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Searcher]:
+    path = tmp_path_factory.mktemp("search") / "qdrant"
+    shutil.copytree(golden_index, path)
+    client = QdrantClient(path=str(path))
+    yield Searcher(client, Settings().qdrant_collection, embedder, SearchConfig())
+    client.close()
+
+
+def alert(name: str, service: str | None, summary: str, description: str = "") -> Alert:
+    return Alert(
+        source="alertmanager",
+        status="firing",
+        alert_name=name,
+        service=service,
+        severity="critical",
+        summary=summary,
+        description=description,
+    )
+
+
+class TestTiers:
+    def test_exact_name_and_service(self, searcher: Searcher) -> None:
+        """A runbook naming the alert, in the alert's service, is found in the first tier."""
+        result = searcher.search(
+            alert("KafkaConsumerLagHigh", "kafka", "Consumer group lag is high")
+        )
+        assert (result.status, result.tier) == ("matched", "alert_name+service")
+        assert result.matches[0].path == "kafka/KafkaConsumerLagHigh.md"
+
+    def test_front_matter_alias_matches_by_name(self, searcher: Searcher) -> None:
+        """An alert name listed in a runbook's front matter `alert_names` finds that runbook."""
+        result = searcher.search(
+            alert("KafkaConsumerGroupStalled", "kafka", "Group stopped consuming")
+        )
+        assert result.matches[0].path == "kafka/KafkaConsumerLagHigh.md"
+
+    def test_unknown_service_label_still_finds_the_runbook(self, searcher: Searcher) -> None:
+        """A service label that matches no folder does not hide a good match elsewhere."""
+        result = searcher.search(
+            alert(
+                "DiskAlmostFull",
+                "orders-db-primary",
+                "Postgres data volume 93% full",
+                "Writes fail with could not extend file",
+            )
+        )
+        assert result.status == "matched"
+        assert result.matches[0].path == "postgres/PostgresDiskFull.md"
+
+    def test_off_topic_alert_is_no_match(self, searcher: Searcher) -> None:
+        """Nothing about office coffee machines is in the runbooks: no confident match."""
+        result = searcher.search(
+            alert("CoffeeMachineDescaling", "facilities", "Descale the coffee machine")
+        )
+        assert result.status == "no_match"
+        assert result.matches == ()
+
+    def test_matches_are_one_per_document_with_readable_scores(self, searcher: Searcher) -> None:
+        """At most three sections, from different runbooks, each scored in 0..1."""
+        result = searcher.search(
+            alert("PostgresReplicationLag", "postgres", "Replica behind primary")
+        )
+        paths = [m.path for m in result.matches]
+        assert len(paths) == len(set(paths)) <= 3
+        assert all(0 <= m.score <= 1 for m in result.matches)
+
+    def test_index_has_the_payload_contract(self, searcher: Searcher) -> None:
+        """Every point carries the fields search reads."""
+        points, _ = searcher.client.scroll(searcher.collection, limit=1, with_payload=True)
+        payload = points[0].payload or {}
+        for field in (
+            index.F_DOC_ID,
+            index.F_PATH,
+            index.F_TITLE,
+            index.F_SECTION,
+            index.F_TEXT,
+            index.F_ALERT_KEYS,
+            index.F_SERVICE_KEYS,
+            index.F_REVISION,
+            index.F_LAST_UPDATED,
+        ):
+            assert field in payload
