@@ -34,14 +34,28 @@ run: setup
 demo: setup
 	$(PY) -m scripts.demo
 
+## Retrieval quality on the golden set; fails when test recall@3 or no-match accuracy drops
+## more than 2 points below golden/baseline.json.
+eval: setup
+	$(PY) -m enricher.eval --corpus golden/runbooks --cases golden/cases.jsonl --gate golden/baseline.json
+
 ## Stop the redis-server that `make run` started.
 stop:
 	-redis-cli -p $${REDIS_PORT:-6399} shutdown nosave
 
+## Benchmarks (docs/PERFORMANCE.md): they report, never assert a speed. JSON lands in bench-out/.
 bench-ingest: setup
-	$(PY) -m scripts.bench_ingest
+	$(PY) -m scripts.bench_ingest --out bench-out/ingest.json
 
-bench: bench-ingest
+bench-enrich: setup
+	$(PY) -m scripts.bench_enrich --out bench-out/enrich.json
+
+bench: bench-ingest bench-enrich
+
+## Chaos proof (docs/RELIABILITY.md): page burst, kill -9 mid-burst, Slack 429/500 storm.
+## It reports what Slack received per alert group; exit 1 on a lost or doubled page.
+chaos: setup
+	$(PY) -m scripts.chaos
 
 clean:
 	rm -rf .venv .cache data models
