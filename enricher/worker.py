@@ -194,15 +194,9 @@ class Processor:
         return await self._post_new(job, parsed, ledger)
 
     async def _post_new(self, job: Job, parsed: Parsed, ledger: Ledger) -> Outcome:
-        alert = parsed.alert
-        result = await self.enrich(alert)
-        message = render_message(alert, result, runbook_base_url=self.runbook_base_url)
-        try:
-            ref = await self._post(alert, message, _marker(alert))
-        except BaseException:
-            await ledger.release_claim(alert.group_key, self.owner)
-            raise
-        await self._record(job, parsed, ledger, ref, message)
+        result = await self.enrich(parsed.alert)
+        message = render_message(parsed.alert, result, runbook_base_url=self.runbook_base_url)
+        await self._post_claimed(job, parsed, ledger, message)
         return "posted"
 
     async def _record(
@@ -256,7 +250,8 @@ class Processor:
             # Nothing was posted for this group (its firing page predates us, or was never
             # sent): post the short resolved message so the channel still hears about it.
             message = render_message(alert, SearchResult("no_match", None))
-            return await self._post_claimed(job, parsed, ledger, message)
+            await self._post_claimed(job, parsed, ledger, message)
+            return "resolved"
         if record.status == "resolved":
             return "duplicate"
         if self.delivery.can_update and record.ts:
@@ -272,7 +267,8 @@ class Processor:
 
     async def _post_claimed(
         self, job: Job, parsed: Parsed, ledger: Ledger, message: SlackMessage
-    ) -> Outcome:
+    ) -> None:
+        """Post under a claim we hold: release it if the post fails, record it if not."""
         alert = parsed.alert
         try:
             ref = await self._post(alert, message, _marker(alert))
@@ -280,7 +276,6 @@ class Processor:
             await ledger.release_claim(alert.group_key, self.owner)
             raise
         await self._record(job, parsed, ledger, ref, message)
-        return "resolved"
 
     async def _post(self, alert: Alert, message: SlackMessage, marker: str) -> PostRef:
         channel = self.channel_for(alert)
