@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import signal
 import sys
+from types import FrameType
 
 import structlog
 import uvicorn
@@ -16,6 +18,10 @@ from enricher.settings import load_settings
 log = structlog.get_logger("enricher")
 
 
+def _exit_after_drain(signum: int, frame: FrameType | None) -> None:
+    raise SystemExit(0)
+
+
 def main() -> int:
     settings = load_settings()
     logs.configure(json=True, level=settings.log_level)
@@ -25,6 +31,9 @@ def main() -> int:
         log.error("startup.config_error", error=str(exc))
         print(f"enricher: cannot start: {exc}", file=sys.stderr)
         return 2
+    # uvicorn drains on SIGTERM, then re-raises the signal to the previous handler; exit 0
+    # there, so a deliberate stop reads as success to systemd and Kubernetes.
+    signal.signal(signal.SIGTERM, _exit_after_drain)
     if settings.allow_unauthenticated:
         log.warning("startup.unauthenticated", detail="webhooks accept unauthenticated requests")
     uvicorn.run(

@@ -7,7 +7,7 @@ crash-looping pods are one page, not ten); for PagerDuty it is one incident even
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Literal
 
 Source = Literal["alertmanager", "pagerduty"]
@@ -37,3 +37,12 @@ class Alert:
     link: str | None = None
     #: Raw event type for PagerDuty (`incident.triggered` ...), `None` for Alertmanager.
     event_type: str | None = None
+
+
+def in_utc(value: datetime) -> datetime:
+    """Validator: a timestamp in UTC. Times near year 1 or 9999 with an offset cannot be
+    represented in UTC; they are refused here instead of crashing a worker later."""
+    try:
+        return value.astimezone(UTC)
+    except (OverflowError, ValueError):
+        raise ValueError("timestamp out of range") from None

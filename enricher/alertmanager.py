@@ -28,7 +28,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from enricher.alert import Alert
+from enricher.alert import Alert, in_utc
 from enricher.errors import Forbidden, MalformedPayload, Unauthorized
 
 #: Highest first. Values outside this list still count, below "info".
@@ -53,10 +53,15 @@ class AlertmanagerAlert(_Model):
     status: Literal["firing", "resolved"]
     labels: dict[str, str]
     annotations: dict[str, str] = Field(default_factory=dict)
-    starts_at: AwareDatetime = Field(alias="startsAt")
+    starts_at: Annotated[AwareDatetime, AfterValidator(in_utc)] = Field(alias="startsAt")
     ends_at: Annotated[AwareDatetime | None, AfterValidator(_go_zero_time_is_none)] = Field(
         default=None, alias="endsAt"
     )
+
+    @field_validator("ends_at", mode="after")
+    @classmethod
+    def _ends_in_utc(cls, value: datetime | None) -> datetime | None:
+        return None if value is None else in_utc(value)
     generator_url: str = Field(default="", alias="generatorURL")
     fingerprint: str = ""
 

@@ -51,6 +51,10 @@ PERMANENT_ERRORS = frozenset(
     }
 )
 MARKER_EVENT = "runbook_enricher_page"
+#: History pages (200 messages each) searched for a marker.
+MARKER_PAGES = 10
+#: Slack's clock and ours may differ; look a little further back than the job's arrival.
+MARKER_CLOCK_SLACK_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -69,7 +73,9 @@ class Delivery(Protocol):
 
     async def reply(self, ref: PostRef, text: str) -> None: ...
 
-    async def find_marker(self, channel: str, marker: str) -> PostRef | None: ...
+    async def find_marker(
+        self, channel: str, marker: str, since: float | None
+    ) -> PostRef | None: ...
 
     async def close(self) -> None: ...
 
@@ -124,25 +130,33 @@ class BotDelivery:
         except _TRANSPORT_ERRORS as exc:
             raise _failure(exc) from exc
 
-    async def find_marker(self, channel: str, marker: str) -> PostRef | None:
-        """Look for a message this service posted with `marker`: closes the crash window
-        between Slack accepting a post and the `ts` being stored."""
-        try:
-            response = await self._client.conversations_history(
-                channel=channel, limit=100, include_all_metadata=True
-            )
-        except _TRANSPORT_ERRORS as exc:
-            raise _failure(exc) from exc
-        messages: list[dict[str, Any]] = response.get("messages") or []
-        for message in messages:
-            meta = message.get("metadata") or {}
-            if (
-                meta.get("event_type") == MARKER_EVENT
-                and (meta.get("event_payload") or {}).get("key") == marker
-            ):
-                return PostRef(
-                    channel=str(response.get("channel") or channel), ts=str(message["ts"])
+    async def find_marker(self, channel: str, marker: str, since: float | None) -> PostRef | None:
+        """Look for a message this service posted with `marker` since `since` (epoch s; the
+        job's arrival): closes the window between Slack accepting a post and its `ts` being
+        stored. Pages through the channel history from a minute before `since`, so a busy
+        channel cannot push the message out of reach (at most MARKER_PAGES pages)."""
+        cursor: str | None = None
+        oldest = f"{since - MARKER_CLOCK_SLACK_S:.6f}" if since is not None else None
+        for _ in range(MARKER_PAGES):
+            try:
+                response = await self._client.conversations_history(
+                    channel=channel,
+                    limit=200,
+                    include_all_metadata=True,
+                    oldest=oldest,
+                    cursor=cursor,
                 )
+            except _TRANSPORT_ERRORS as exc:
+                raise _failure(exc) from exc
+            messages: list[dict[str, Any]] = response.get("messages") or []
+            for message in messages:
+                meta = message.get("metadata") or {}
+                payload = meta.get("event_payload") or {}
+                if meta.get("event_type") == MARKER_EVENT and payload.get("key") == marker:
+                    return PostRef(str(response.get("channel") or channel), str(message["ts"]))
+            cursor = (response.get("response_metadata") or {}).get("next_cursor") or None
+            if not response.get("has_more") or not cursor:
+                return None
         return None
 
     async def close(self) -> None:
@@ -182,7 +196,7 @@ class WebhookDelivery:
     async def reply(self, ref: PostRef, text: str) -> None:
         return None
 
-    async def find_marker(self, channel: str, marker: str) -> PostRef | None:
+    async def find_marker(self, channel: str, marker: str, since: float | None) -> PostRef | None:
         return None
 
     async def close(self) -> None:
@@ -215,7 +229,7 @@ class ConsoleDelivery:
     async def reply(self, ref: PostRef, text: str) -> None:
         self._emit("chat.postMessage (thread)", ref.channel, {"thread_ts": ref.ts, "text": text})
 
-    async def find_marker(self, channel: str, marker: str) -> PostRef | None:
+    async def find_marker(self, channel: str, marker: str, since: float | None) -> PostRef | None:
         return None
 
     async def close(self) -> None:

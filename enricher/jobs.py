@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal, cast, get_args
 
 import redis.asyncio as aioredis
@@ -99,6 +99,20 @@ return 1
 """
 
 
+# Marks the dedup key and appends the job in one step: a crash can never leave a key marked
+# "seen" whose job is missing (the sender's redelivery would be swallowed as a duplicate).
+# For a firing job it also marks the group's post as owed ("pending") unless the group
+# already has a record, so a resolve processed first waits for its firing page.
+_ENQUEUE_ONCE = """
+if not redis.call('SET', KEYS[2], '1', 'NX', 'PX', ARGV[1]) then return false end
+if ARGV[2] ~= '' and redis.call('EXISTS', KEYS[3]) == 0 then
+  redis.call('HSET', KEYS[3], 'state', 'pending', 'owner', '', 'check_marker', '0')
+  redis.call('EXPIRE', KEYS[3], ARGV[2])
+end
+return redis.call('XADD', KEYS[1], '*', unpack(ARGV, 3))
+"""
+
+
 @dataclass(frozen=True)
 class Job:
     """One accepted webhook. `body` is the raw validated body; the worker parses it again."""
@@ -152,8 +166,15 @@ def _netstrings(fields: Fields) -> bytes:
     return b"".join(b"%d:%s," % (len(part), part) for pair in fields.items() for part in pair)
 
 
-def _id_ms(entry_id: bytes | str) -> int:
-    return int(_text(entry_id).split("-", 1)[0])
+def _from_netstrings(member: bytes) -> Fields:
+    parts: list[bytes] = []
+    pos = 0
+    while pos < len(member):
+        colon = member.index(b":", pos)
+        size = int(member[pos:colon])
+        parts.append(member[colon + 1 : colon + 1 + size])
+        pos = colon + size + 2
+    return dict(zip(parts[::2], parts[1::2], strict=True))
 
 
 class JobQueue:
@@ -193,6 +214,7 @@ class JobQueue:
         self._promote = client.register_script(_PROMOTE_DUE)
         self._retry = client.register_script(_RETRY_LATER)
         self._bury = client.register_script(_DEAD_LETTER)
+        self._enqueue_once = client.register_script(_ENQUEUE_ONCE)
         # Own pending entries are re-read from here until none are left, then only new ones.
         self._backlog_from: str | None = "0"
         self._autoclaim_from = "0-0"
@@ -211,6 +233,27 @@ class JobQueue:
     async def enqueue(self, job: Job) -> str:
         """Append the job; returns its entry id. `job.id` is ignored."""
         return _text(await self._redis.xadd(self.stream, cast(Any, _encode(job))))
+
+    async def enqueue_once(
+        self,
+        job: Job,
+        seen_key: str,
+        ttl_ms: int,
+        *,
+        owed_post: tuple[str, int] | None = None,
+    ) -> str | None:
+        """Append the job unless `seen_key` is already set; set it (for `ttl_ms`) atomically
+        with the append. Returns the entry id, or None for a repeat.
+
+        `owed_post`: (post record key, TTL s) of the ledger, for a firing job: the group's
+        post is marked "pending" in the same step unless the group has a record already.
+        """
+        post_key, post_ttl = owed_post if owed_post is not None else (seen_key, None)
+        args: list[bytes | int | str] = [ttl_ms, "" if post_ttl is None else post_ttl]
+        for name, value in _encode(job).items():
+            args += [name, value]
+        entry = await self._enqueue_once(keys=[self.stream, seen_key, post_key], args=args)
+        return _text(entry) if entry else None
 
     async def read(self, count: int = 10, block_ms: int = 0) -> list[Job]:
         """Up to `count` jobs: own leftovers first, then stale work of dead consumers, then
@@ -303,12 +346,15 @@ class JobQueue:
         pipe.xdel(self.stream, job.id)
         await pipe.execute()
 
-    async def retry_later(self, job: Job, delay_s: float) -> bool:
-        """Finish this delivery and run the job again after `delay_s` (by the Redis clock),
-        counting this delivery in `attempts`. Other jobs are not held up meanwhile.
-        Returns False, doing nothing, when the entry was already finished elsewhere."""
+    async def retry_later(self, job: Job, delay_s: float, *, count: bool = True) -> bool:
+        """Finish this delivery and run the job again after `delay_s` (by the Redis clock).
+        Other jobs are not held up meanwhile. `count`: this delivery counts in `attempts`
+        (a failure); False for a job that only had to wait, so waiting does not inflate the
+        backoff of later failures. Returns False, doing nothing, when the entry was already
+        finished elsewhere."""
         _require_id(job)
-        member = _netstrings(_encode(job, retry_of=job.id))
+        copy = job if count else replace(job, attempts=max(0, job.attempts - 1))
+        member = _netstrings(_encode(copy, retry_of=job.id))
         done = await self._retry(
             keys=[self.stream, self.delayed],
             args=[self.group, job.id, member, max(0, round(delay_s * 1000))],
@@ -319,8 +365,9 @@ class JobQueue:
         """Move delayed jobs that are due back into the stream; returns how many moved."""
         moved = 0
         while True:
-            batch = int(await self._promote(keys=[self.delayed, self.stream],
-                                            args=[_PROMOTE_BATCH]))
+            batch = int(
+                await self._promote(keys=[self.delayed, self.stream], args=[_PROMOTE_BATCH])
+            )
             moved += batch
             if batch < _PROMOTE_BATCH:
                 return moved
@@ -334,14 +381,31 @@ class JobQueue:
     async def _bury_entry(self, entry_id: str, fields: Fields, reason: str) -> bool:
         done = await self._bury(
             keys=[self.stream, self.dead],
-            args=[self.group, entry_id, self.dead_maxlen, b"reason", reason.encode(),
-                  b"entry_id", entry_id.encode(), *(p for pair in fields.items() for p in pair)],
+            args=[
+                self.group,
+                entry_id,
+                self.dead_maxlen,
+                b"reason",
+                reason.encode(),
+                b"entry_id",
+                entry_id.encode(),
+                *(p for pair in fields.items() for p in pair),
+            ],
         )
         return bool(done)
 
     async def depth(self) -> int:
         """Unfinished jobs in the stream, read or not (delayed jobs are not counted)."""
         return int(await self._redis.xlen(self.stream))
+
+    async def backlog(self) -> int:
+        """Every unfinished job, in the stream or waiting out a delay, read in one
+        transaction: a job moving between the two is never missed or counted twice."""
+        pipe = self._redis.pipeline(transaction=True)
+        pipe.xlen(self.stream)
+        pipe.zcard(self.delayed)
+        in_stream, delayed = await pipe.execute()
+        return int(in_stream) + int(delayed)
 
     async def delayed_count(self) -> int:
         """Jobs waiting out a `retry_later` delay."""
@@ -351,25 +415,33 @@ class JobQueue:
         """Entries in the dead-letter stream (saturates near `dead_maxlen`)."""
         return int(await self._redis.xlen(self.dead))
 
-    async def pending_age_s(self) -> float:
-        """Seconds the oldest unfinished job has been in the stream, whether a worker holds it
-        or it was never read: a backlog that nobody reads shows up here too. 0 when empty.
-        Measured from the entry id's timestamp against the Redis clock, so host clock skew
-        does not matter; a re-queued copy counts from when it was re-queued."""
+    async def pending_age_s(self, sample: int = 100) -> float:
+        """Seconds since the oldest unfinished job was *accepted*, in the stream or delayed;
+        0 when none. Uses each job's `received_at`, so a job re-queued by retries keeps its
+        age (an alert on this fires during a long Slack outage). Looks at the `sample`
+        oldest entries of each place, which bounds the cost."""
         pipe = self._redis.pipeline(transaction=False)
         pipe.time()
-        pipe.xrange(self.stream, count=1)
-        (secs, micros), oldest = await pipe.execute()
-        if not oldest:
+        pipe.xrange(self.stream, count=sample)
+        pipe.zrange(self.delayed, 0, sample - 1)
+        (secs, micros), entries, delayed = await pipe.execute()
+        received = [float(f[b"received_at"]) for _, f in entries if f and b"received_at" in f]
+        for member in delayed:
+            fields = _from_netstrings(member)
+            if b"received_at" in fields:
+                received.append(float(fields[b"received_at"]))
+        if not received:
             return 0.0
-        now_ms = int(secs) * 1000 + int(micros) // 1000
-        return max(0, now_ms - _id_ms(oldest[0][0])) / 1000
+        now = int(secs) + int(micros) / 1_000_000
+        return max(0.0, now - min(received))
 
 
 def _require_id(job: Job) -> None:
     if not job.id:
-        raise ValueError("job has no entry id: only jobs returned by JobQueue.read() can be "
-                         "acknowledged, retried or dead-lettered")
+        raise ValueError(
+            "job has no entry id: only jobs returned by JobQueue.read() can be "
+            "acknowledged, retried or dead-lettered"
+        )
 
 
 def _text(value: bytes | str) -> str:
@@ -382,12 +454,22 @@ def _entries(reply: Any) -> list[tuple[str, Fields]]:
 
 
 def new_job(
-    source: Source, body: bytes, *, dedup_key: str, group_key: str, status: str,
+    source: Source,
+    body: bytes,
+    *,
+    dedup_key: str,
+    group_key: str,
+    status: str,
     received_at: float | None = None,
 ) -> Job:
     """A job ready for `JobQueue.enqueue` (no id yet, no attempts spent)."""
-    return Job(id="", source=source, body=body, dedup_key=dedup_key, group_key=group_key,
-               status=status, received_at=time.time() if received_at is None else received_at,
-               attempts=0)
-
-
+    return Job(
+        id="",
+        source=source,
+        body=body,
+        dedup_key=dedup_key,
+        group_key=group_key,
+        status=status,
+        received_at=time.time() if received_at is None else received_at,
+        attempts=0,
+    )

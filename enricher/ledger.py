@@ -57,23 +57,33 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
 """
 
-_CLAIM = _NOW + """
+_CLAIM = (
+    _NOW
+    + """
 local rec = redis.call('HMGET', KEYS[1], 'state', 'owner', 'claimed_at', 'lease_s',
-                       'channel', 'ts', 'fingerprints', 'status')
+                       'channel', 'ts', 'fingerprints', 'status', 'check_marker')
 if rec[1] == 'posted' then return {'posted', rec[5], rec[6], rec[7], rec[8]} end
 local previous = ''
+local check = '0'
 if rec[1] == 'claimed' then
   local age = now - tonumber(rec[3])
   if age <= tonumber(rec[4]) then return {'inflight', rec[2], string.format('%.6f', age)} end
   previous = rec[2]
+  check = '1'
+elseif rec[1] == 'pending' then
+  check = rec[9] or '0'
 end
 redis.call('HSET', KEYS[1], 'state', 'claimed', 'owner', ARGV[1],
            'claimed_at', string.format('%.6f', now), 'lease_s', ARGV[2], 'group_key', ARGV[4])
+redis.call('HDEL', KEYS[1], 'check_marker')
 redis.call('EXPIRE', KEYS[1], ARGV[3])
-return {'claimed', previous}
+return {'claimed', previous, check}
 """
+)
 
-_REOPEN = _NOW + """
+_REOPEN = (
+    _NOW
+    + """
 if redis.call('HGET', KEYS[1], 'state') ~= 'posted'
    or redis.call('HGET', KEYS[1], 'status') ~= 'resolved' then return 0 end
 redis.call('HSET', KEYS[1], 'state', 'claimed', 'owner', ARGV[1],
@@ -81,6 +91,7 @@ redis.call('HSET', KEYS[1], 'state', 'claimed', 'owner', ARGV[1],
 redis.call('EXPIRE', KEYS[1], ARGV[3])
 return 1
 """
+)
 
 _RECORD = """
 local state = redis.call('HGET', KEYS[1], 'state')
@@ -92,11 +103,18 @@ return 1
 """
 
 _RELEASE = """
-if redis.call('HGET', KEYS[1], 'state') == 'claimed'
-   and redis.call('HGET', KEYS[1], 'owner') == ARGV[1] then
-  return redis.call('DEL', KEYS[1])
+if redis.call('HGET', KEYS[1], 'state') ~= 'claimed'
+   or redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then return 0 end
+if ARGV[2] == '1' then
+  redis.call('HSET', KEYS[1], 'state', 'pending', 'owner', '', 'check_marker', ARGV[3])
+  return 1
 end
-return 0
+return redis.call('DEL', KEYS[1])
+"""
+
+_ABANDON = """
+if redis.call('HGET', KEYS[1], 'state') ~= 'pending' then return 0 end
+return redis.call('DEL', KEYS[1])
 """
 
 _UPDATE = """
@@ -109,7 +127,8 @@ return 1
 
 @dataclass(frozen=True)
 class Claimed:
-    """Post now, then `record_post`. `takeover`: a lease holder died; it may have posted."""
+    """Post now, then `record_post`. `takeover`: an earlier attempt may have reached Slack
+    (its holder died, or its post failed ambiguously): look for the marker before posting."""
 
     takeover: bool = False
     previous_owner: str | None = None
@@ -180,9 +199,22 @@ class Ledger:
         self._release = client.register_script(_RELEASE)
         self._update = client.register_script(_UPDATE)
         self._reopen = client.register_script(_REOPEN)
+        self._abandon = client.register_script(_ABANDON)
+
+    @property
+    def dedup_ttl_ms(self) -> int:
+        return max(1, math.ceil(self.dedup_ttl_s * 1000))
+
+    def seen_key(self, dedup_key: str) -> str:
+        """The key that marks a delivery as seen (set atomically with the enqueue)."""
+        return self._seen_key(dedup_key)
 
     def _seen_key(self, dedup_key: str) -> str:
         return f"{self.prefix}seen:{_digest(dedup_key)}"
+
+    def owed_post(self, group_key: str) -> tuple[str, int]:
+        """What `JobQueue.enqueue_once` needs to mark a firing job's post as owed."""
+        return self._post_key(group_key), self.post_ttl_s
 
     def _post_key(self, group_key: str) -> str:
         return f"{self.prefix}post:{_digest(group_key)}"
@@ -205,12 +237,13 @@ class Ledger:
         kind = _text(reply[0])
         if kind == "posted":
             channel, ts, fingerprints, status = reply[1:5]
-            return AlreadyPosted(_text(channel), _text(ts), _fingerprints(fingerprints),
-                                 _text(status))
+            return AlreadyPosted(
+                _text(channel), _text(ts), _fingerprints(fingerprints), _text(status)
+            )
         if kind == "inflight":
             return InFlight(owner=_text(reply[1]), age_s=float(reply[2]))
         previous = _text(reply[1])
-        return Claimed(takeover=bool(previous), previous_owner=previous or None)
+        return Claimed(takeover=_text(reply[2]) == "1", previous_owner=previous or None)
 
     async def reopen(self, group_key: str, owner: str, lease_s: float = 120) -> bool:
         """Turn a resolved group's record back into a claim for `owner`: the group fired
@@ -221,21 +254,53 @@ class Ledger:
         return bool(done)
 
     async def record_post(
-        self, group_key: str, owner: str, *, channel: str, ts: str,
-        fingerprints: Iterable[str], status: str,
+        self,
+        group_key: str,
+        owner: str,
+        *,
+        channel: str,
+        ts: str,
+        fingerprints: Iterable[str],
+        status: str,
     ) -> bool:
         """Store the posted message. False when `owner` no longer holds the claim (its lease
         was taken over): the caller's message is a duplicate and the stored one stays."""
         done = await self._record(
             keys=[self._post_key(group_key)],
-            args=[owner, channel, ts, _fingerprints_json(fingerprints), status,
-                  self.post_ttl_s, group_key],
+            args=[
+                owner,
+                channel,
+                ts,
+                _fingerprints_json(fingerprints),
+                status,
+                self.post_ttl_s,
+                group_key,
+            ],
         )
         return bool(done)
 
-    async def release_claim(self, group_key: str, owner: str) -> bool:
-        """Drop the claim after a failed post so a retry can claim again; only the owner can."""
-        return bool(await self._release(keys=[self._post_key(group_key)], args=[owner]))
+    async def release_claim(
+        self, group_key: str, owner: str, *, owed: bool = False, check_marker: bool = False
+    ) -> bool:
+        """Give up the claim after a failed post; only the owner can.
+
+        `owed`: the post is still to be made (the job will be retried). The record stays as
+        "pending", so a resolve for the group waits instead of overtaking its firing page.
+        `check_marker`: the failure was ambiguous (5xx, timeout): Slack may have stored the
+        message, so the next claimer looks for it first. Without `owed` the record goes.
+        """
+        args = [owner, "1" if owed else "0", "1" if check_marker else "0"]
+        return bool(await self._release(keys=[self._post_key(group_key)], args=args))
+
+    async def abandon(self, group_key: str) -> bool:
+        """Forget a pending post for good (its job was dead-lettered), so the group's
+        resolve is not kept waiting for a firing page that will never come."""
+        return bool(await self._abandon(keys=[self._post_key(group_key)]))
+
+    async def state(self, group_key: str) -> str | None:
+        """ "claimed", "pending" or "posted"; None when the group has no record."""
+        raw = await self._redis.hget(self._post_key(group_key), "state")
+        return _text(raw) if raw else None
 
     async def get_post(self, group_key: str) -> PostRecord | None:
         """The stored message of a posted group; None if nothing was posted (or only claimed)."""
@@ -255,8 +320,13 @@ class Ledger:
         )
 
     async def update_post(
-        self, group_key: str, *, fingerprints: Iterable[str] | None = None,
-        status: str | None = None, message: str | None = None, received_at: float | None = None,
+        self,
+        group_key: str,
+        *,
+        fingerprints: Iterable[str] | None = None,
+        status: str | None = None,
+        message: str | None = None,
+        received_at: float | None = None,
     ) -> bool:
         """Store what the posted or updated message now shows. False when the group has no post.
 
@@ -273,6 +343,5 @@ class Ledger:
             fields += ["message", message]
         if received_at is not None:
             fields += ["received_at", repr(received_at)]
-        done = await self._update(keys=[self._post_key(group_key)],
-                                  args=[self.post_ttl_s, *fields])
+        done = await self._update(keys=[self._post_key(group_key)], args=[self.post_ttl_s, *fields])
         return bool(done)

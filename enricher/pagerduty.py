@@ -13,9 +13,11 @@ import hmac
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Annotated, Any
 
 from pydantic import (
+    AfterValidator,
     AwareDatetime,
     BaseModel,
     ConfigDict,
@@ -27,7 +29,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from enricher.alert import Alert, Status
+from enricher.alert import Alert, Status, in_utc
 from enricher.alertmanager import SEVERITY_ORDER
 from enricher.errors import Forbidden, MalformedPayload, Unauthorized
 
@@ -41,6 +43,14 @@ RELEVANT_EVENTS = frozenset(
     }
 )
 URGENCY_SEVERITY = {"high": "critical", "low": "warning"}
+
+
+def _utc_or_none(value: datetime | None) -> datetime | None:
+    """`created_at` is informational: one that cannot be expressed in UTC is dropped."""
+    try:
+        return None if value is None else in_utc(value)
+    except ValueError:
+        return None
 
 
 class _Model(BaseModel):
@@ -65,7 +75,7 @@ class Incident(_Model):
     html_url: str | None = None
     number: int | None = None
     status: str | None = None
-    created_at: AwareDatetime | None = None
+    created_at: Annotated[AwareDatetime | None, AfterValidator(_utc_or_none)] = None
 
 
 class IncidentNote(_Model):

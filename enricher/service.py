@@ -97,6 +97,7 @@ class Services:
             metrics=metrics,
             owner=f"{worker_id}:{os.getpid()}",
             runbook_base_url=settings.runbook_base_url,
+            lease_s=settings.post_lease_s,
         )
         # redis-py's from_url has no retry policy: one retry lets a stale pooled connection
         # reconnect after a Redis restart instead of failing the first command.
@@ -202,19 +203,20 @@ class Services:
     # --- intake ---
 
     async def accept(self, job: Job) -> AcceptOutcome:
-        """Make the job durable (or at least queued in memory) before the 2xx goes out."""
+        """Make the job durable (or at least queued in memory) before the 2xx goes out.
+
+        The dedup mark and the enqueue are one Redis script: a crash between them cannot
+        leave a delivery marked "seen" whose job was never queued. A firing job also marks
+        its group's post as owed, so a resolve that a worker picks up first waits for it.
+        """
         if self.redis_ok:
             try:
-                if not await self.ledger.first_seen(job.dedup_key):
-                    return "duplicate"
-                try:
-                    await self.queue.enqueue(job)
-                except RedisError:
-                    # Unmark, so the sender's redelivery is not swallowed by a job we lost.
-                    with contextlib.suppress(RedisError):
-                        await self.ledger.forget(job.dedup_key)
-                    raise
-                return "queued"
+                seen = self.ledger.seen_key(job.dedup_key)
+                owed = self.ledger.owed_post(job.group_key) if job.status == "firing" else None
+                entry = await self.queue.enqueue_once(
+                    job, seen, self.ledger.dedup_ttl_ms, owed_post=owed
+                )
+                return "queued" if entry is not None else "duplicate"
             except RedisError as exc:
                 self._redis_failed(exc, "intake")
         self.metrics.degraded_intake.inc()
@@ -251,7 +253,7 @@ class Services:
                 "job.done", job=job.id, outcome=outcome, attempts=job.attempts, group=job.group_key
             )
         except RetryLater as exc:
-            await self.queue.retry_later(job, exc.delay_s)
+            await self.queue.retry_later(job, exc.delay_s, count=False)
             log.info("job.retry_later", job=job.id, reason=exc.reason, delay_s=exc.delay_s)
         except DeliveryFailed as exc:
             await self._delivery_failed(job, exc)
@@ -286,6 +288,7 @@ class Services:
 
     async def _dead(self, job: Job, reason: str) -> None:
         await self.queue.dead_letter(job, reason)
+        await self.ledger.abandon(job.group_key)
         self.metrics.dead_letters.labels(reason.split(":")[0]).inc()
         log.error(
             "job.dead_letter",

@@ -80,7 +80,12 @@ class Settings(BaseSettings):
     # --- reliability ---
     dedup_ttl_s: int = Field(default=6 * 3600, ge=60)
     job_claim_idle_s: float = Field(default=60.0, gt=0)
-    delivery_max_attempts: int = Field(default=50, ge=1)
+    #: How long a worker may hold a group's post claim before another takes over (after
+    #: looking for the message in the channel). Must outlast one Slack call with retries.
+    post_lease_s: float = Field(default=120.0, gt=0)
+    #: Failed Slack deliveries before a job is dead-lettered: with backoff capped at 60 s,
+    #: 200 attempts ride out about three hours of Slack outage.
+    delivery_max_attempts: int = Field(default=200, ge=1)
 
     @field_validator(
         "alertmanager_bearer_tokens",

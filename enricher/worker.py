@@ -84,11 +84,16 @@ def parse_job(job: Job) -> Parsed | None:
     return None if alert is None else Parsed(alert, (alert.group_key,))
 
 
+#: Longest wait between delivery attempts: after a Slack outage ends, every page is out
+#: within about this long.
+MAX_BACKOFF_S = 60.0
+
+
 def backoff_s(attempts: int, retry_after: float | None = None) -> float:
-    """Slack's Retry-After when given, else exponential with jitter, capped at 5 minutes."""
+    """Slack's Retry-After when given, else exponential with jitter up to MAX_BACKOFF_S."""
     if retry_after is not None:
         return max(0.5, retry_after)
-    return float(min(300.0, 2.0 ** min(attempts, 9)) * (0.5 + random.random() / 2))
+    return float(min(MAX_BACKOFF_S, 2.0 ** min(attempts, 9)) * (0.5 + random.random() / 2))
 
 
 def _message_json(message: SlackMessage) -> str:
@@ -114,6 +119,7 @@ class Processor:
         metrics: Metrics,
         owner: str,
         runbook_base_url: str | None = None,
+        lease_s: float = 120.0,
     ) -> None:
         self.searcher = searcher
         self.delivery = delivery
@@ -121,6 +127,7 @@ class Processor:
         self.metrics = metrics
         self.owner = owner
         self.runbook_base_url = runbook_base_url
+        self.lease_s = lease_s
 
     async def enrich(self, alert: Alert) -> SearchResult:
         """Search off the event loop: embedded Qdrant and the models are synchronous."""
@@ -165,12 +172,12 @@ class Processor:
         else:
             result = SearchResult("no_match", None)
         message = render_message(alert, result, runbook_base_url=self.runbook_base_url)
-        await self._post(alert, message, "")
+        await self._post(alert, message, "", since=None)
         return "posted"
 
     async def _fire(self, job: Job, parsed: Parsed, ledger: Ledger) -> Outcome:
         alert = parsed.alert
-        claim = await ledger.claim_post(alert.group_key, self.owner)
+        claim = await ledger.claim_post(alert.group_key, self.owner, self.lease_s)
         if isinstance(claim, InFlight):
             raise RetryLater("post in flight", delay_s=min(30.0, claim.age_s + 1))
         if isinstance(claim, AlreadyPosted):
@@ -187,7 +194,16 @@ class Processor:
                 return "duplicate"
             return await self._update_group(job, parsed, record, ledger)
         if claim.takeover and self.delivery.can_update:
-            found = await self.delivery.find_marker(self.channel_for(alert), _marker(alert))
+            # An earlier attempt may have reached Slack: find it before posting again.
+            try:
+                found = await self._find_marker(
+                    self.channel_for(alert), _marker(alert), job.received_at
+                )
+            except BaseException:
+                await ledger.release_claim(
+                    alert.group_key, self.owner, owed=True, check_marker=True
+                )
+                raise
             if found is not None:
                 await self._record(job, parsed, ledger, found, None)
                 return "recovered"
@@ -242,11 +258,20 @@ class Processor:
         alert = parsed.alert
         record = await ledger.get_post(alert.group_key)
         if record is None:
-            claim = await ledger.claim_post(alert.group_key, self.owner)
+            if await ledger.state(alert.group_key) is not None:
+                # The firing page is owed (accepted, in flight, or its post is being retried,
+                # perhaps by a replica that died): a resolve must not overtake it.
+                raise RetryLater("firing post not delivered yet", delay_s=5)
+            claim = await ledger.claim_post(alert.group_key, self.owner, self.lease_s)
             if isinstance(claim, InFlight):
                 raise RetryLater("firing post in flight", delay_s=min(30.0, claim.age_s + 1))
             if isinstance(claim, AlreadyPosted):
                 raise RetryLater("post record changed", delay_s=1)
+            if claim.takeover:
+                await ledger.release_claim(
+                    alert.group_key, self.owner, owed=True, check_marker=True
+                )
+                raise RetryLater("firing post not delivered yet", delay_s=5)
             # Nothing was posted for this group (its firing page predates us, or was never
             # sent): post the short resolved message so the channel still hears about it.
             message = render_message(alert, SearchResult("no_match", None))
@@ -261,35 +286,83 @@ class Processor:
             await self.delivery.reply(ref, render_thread_reply(alert))
             self.metrics.slack_posts.labels("resolve").inc()
         else:
-            await self._post(alert, render_message(alert, SearchResult("no_match", None)), "")
+            await self._post(
+                alert, render_message(alert, SearchResult("no_match", None)), "", since=None
+            )
         await ledger.update_post(alert.group_key, status="resolved", received_at=job.received_at)
         return "resolved"
 
     async def _post_claimed(
         self, job: Job, parsed: Parsed, ledger: Ledger, message: SlackMessage
     ) -> None:
-        """Post under a claim we hold: release it if the post fails, record it if not."""
+        """Post under a claim we hold and record it. On failure the claim is given up: for
+        good after a permanent error, else as "pending" (the job retries, a resolve waits),
+        flagged for a marker lookup when Slack may have stored the message anyway."""
         alert = parsed.alert
         try:
-            ref = await self._post(alert, message, _marker(alert))
+            ref = await self._post(alert, message, _marker(alert), since=job.received_at)
+        except DeliveryFailed as exc:
+            await ledger.release_claim(
+                alert.group_key,
+                self.owner,
+                owed=not exc.permanent,
+                check_marker=_maybe_delivered(exc),
+            )
+            raise
         except BaseException:
-            await ledger.release_claim(alert.group_key, self.owner)
+            await ledger.release_claim(alert.group_key, self.owner, owed=True, check_marker=True)
             raise
         await self._record(job, parsed, ledger, ref, message)
 
-    async def _post(self, alert: Alert, message: SlackMessage, marker: str) -> PostRef:
+    async def _post(
+        self, alert: Alert, message: SlackMessage, marker: str, *, since: float | None
+    ) -> PostRef:
+        """chat.postMessage with quick retries for blips. A retry after a 5xx or timeout first
+        looks for the marker: Slack may have stored the message and only the answer was lost."""
         channel = self.channel_for(alert)
-        async for attempt in _quick_retries():
-            with attempt:
-                ref = await self.delivery.post(channel, message, marker)
+        tries = 0
+
+        async def attempt() -> PostRef:
+            nonlocal tries
+            tries += 1
+            if tries > 1 and marker:
+                found = await self._find_marker(channel, marker, since)
+                if found is not None:
+                    return found
+            return await self.delivery.post(channel, message, marker)
+
+        ref: PostRef = await _quick_retries()(attempt)
         self.metrics.slack_posts.labels("post").inc()
         return ref
+
+    async def _find_marker(self, channel: str, marker: str, since: float | None) -> PostRef | None:
+        """The marker lookup is a safeguard, not a requirement: without the history scope
+        (or on any permanent error) it is skipped, with a warning, and the post goes ahead,
+        accepting the rare duplicate. Transient errors propagate so the job is retried."""
+        try:
+            return await self.delivery.find_marker(channel, marker, since)
+        except DeliveryFailed as exc:
+            if not exc.permanent:
+                raise
+            log.warning(
+                "slack.marker_lookup_unavailable",
+                error=str(exc),
+                channel=channel,
+                fix="grant the bot channels:history (and groups:history) to rule out "
+                "duplicates after a crash",
+            )
+            return None
+
+
+def _maybe_delivered(exc: DeliveryFailed) -> bool:
+    """5xx and timeouts may have been processed by Slack; 429 and permanent errors were not."""
+    return not exc.permanent and exc.retry_after is None
 
 
 def _is_blip(exc: BaseException) -> bool:
     """5xx and timeouts: worth a quick retry in place. 429 waits in the queue instead (its
     Retry-After can be long and must not hold a worker), permanent errors never retry."""
-    return isinstance(exc, DeliveryFailed) and not exc.permanent and exc.retry_after is None
+    return isinstance(exc, DeliveryFailed) and _maybe_delivered(exc)
 
 
 def _quick_retries() -> AsyncRetrying:

@@ -411,25 +411,27 @@ class FakeSlack:
         inclusive = _truthy(body.get("inclusive"))
         oldest, latest = body.get("oldest"), body.get("latest")
         limit = int(body.get("limit") or 100)
+        start = int(body.get("cursor") or 0)
         kept = [
             m
             for m in messages
             if (oldest is None or (m["ts"] >= str(oldest) if inclusive else m["ts"] > str(oldest)))
             and (latest is None or (m["ts"] <= str(latest) if inclusive else m["ts"] < str(latest)))
         ]
+        page = kept[start : start + limit]
+        more = len(kept) > start + limit
         return {
             "ok": True,
-            "messages": [self._visible(m, with_metadata) for m in kept[:limit]],
-            "has_more": len(kept) > limit,
-            "response_metadata": {"next_cursor": ""},
+            "messages": [self._visible(m, with_metadata) for m in page],
+            "has_more": more,
+            "response_metadata": {"next_cursor": str(start + limit) if more else ""},
         }
 
     def _history(self, body: dict[str, Any]) -> _Reply:
         channel = str(body.get("channel") or "")
         with self._lock:
-            if channel not in self._messages:
-                return _error("channel_not_found")
-            stored = self._messages[channel]
+            # Real channels exist before anything is posted: unknown ones read as empty.
+            stored = self._messages.get(channel, [])
             top = [
                 m
                 for m in reversed(stored)

@@ -33,8 +33,8 @@ class TestBotDelivery:
         bot = BotDelivery("xoxb-test", fake_slack.url)
         try:
             ref = await bot.post("C1", MESSAGE, "marker-1")
-            assert await bot.find_marker("C1", "marker-1") == ref
-            assert await bot.find_marker("C1", "other") is None
+            assert await bot.find_marker("C1", "marker-1", None) == ref
+            assert await bot.find_marker("C1", "other", None) is None
             await bot.update(ref, MESSAGE)
             await bot.reply(ref, "resolved")
         finally:
@@ -69,6 +69,18 @@ class TestBotDelivery:
             await bot.close()
         assert err.value.permanent is permanent
         assert err.value.retry_after == retry_after
+
+
+    async def test_marker_is_found_behind_a_busy_channel(self, fake_slack: FakeSlack) -> None:
+        """The lookup pages through history: 450 newer messages do not hide the marker."""
+        bot = BotDelivery("xoxb-test", fake_slack.url)
+        try:
+            ref = await bot.post("C1", MESSAGE, "needle")
+            for n in range(450):
+                await bot.post("C1", MESSAGE, f"hay-{n}")
+            assert await bot.find_marker("C1", "needle", None) == ref
+        finally:
+            await bot.close()
 
 
 class TestWebhookDelivery:

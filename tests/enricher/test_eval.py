@@ -208,7 +208,7 @@ class TestEvaluate:
     def test_corpus_and_ablations(self, evaluation: Evaluation) -> None:
         assert (evaluation.documents, evaluation.unknown_expected) == (4, ())
         assert [r.name for r in evaluation.runs] == [
-            "bm25 only", "dense only", "hybrid, no tiers", "hybrid + tiers"]
+            "bm25 only", "dense only", "hybrid, cosine only", "hybrid, no tiers", "hybrid + tiers"]
         assert {r.config.mode for r in evaluation.runs} == {"sparse", "dense", "hybrid"}
         assert evaluation.main.config.tiers
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator
 from typing import Any, cast
 
@@ -46,8 +47,14 @@ async def make_queue(client: aioredis.Redis, consumer: str = "host-0", **kwargs:
 
 
 def job(n: int = 0, body: bytes = BODY) -> Job:
-    return new_job("alertmanager", body, dedup_key=f"dedup-{n}", group_key=f"group-{n}",
-                   status="firing", received_at=1700000000.25)
+    return new_job(
+        "alertmanager",
+        body,
+        dedup_key=f"dedup-{n}",
+        group_key=f"group-{n}",
+        status="firing",
+        received_at=1700000000.25,
+    )
 
 
 async def pending(client: aioredis.Redis) -> int:
@@ -62,9 +69,16 @@ class TestRoundtrip:
 
         [got] = await queue.read(count=10)
 
-        assert got == Job(id=entry_id, source="alertmanager", body=BODY, dedup_key="dedup-1",
-                          group_key="group-1", status="firing", received_at=1700000000.25,
-                          attempts=1)
+        assert got == Job(
+            id=entry_id,
+            source="alertmanager",
+            body=BODY,
+            dedup_key="dedup-1",
+            group_key="group-1",
+            status="firing",
+            received_at=1700000000.25,
+            attempts=1,
+        )
         await queue.ack(got)
         assert await queue.depth() == 0
         assert await pending(client) == 0
@@ -122,9 +136,7 @@ class TestCrashRecovery:
         assert await pending(client) == 0
         assert await rescuer.depth() == 0
 
-    async def test_restarted_consumer_rereads_its_own_pending(
-        self, client: aioredis.Redis
-    ) -> None:
+    async def test_restarted_consumer_rereads_its_own_pending(self, client: aioredis.Redis) -> None:
         """A new process with the same consumer name is handed its unfinished job first."""
         before = await make_queue(client, "host-0")
         await before.enqueue(job(1))
@@ -222,7 +234,10 @@ class TestRetryLater:
         assert sorted(j.dedup_key for j in retried) == sorted(j.dedup_key for j in first[::2])
         assert {j.attempts for j in retried} == {2}
         assert (await queue.depth(), await queue.delayed_count(), await pending(client)) == (
-            0, 0, 0)
+            0,
+            0,
+            0,
+        )
 
     async def test_retry_of_finished_job_does_nothing(self, client: aioredis.Redis) -> None:
         """Retrying an entry someone already acked does not bring it back."""
@@ -251,9 +266,7 @@ class TestDeadLetter:
         assert fields[b"entry_id"] == got.id.encode()
         assert b"dead_at" in fields
 
-    async def test_dead_letter_of_finished_job_does_nothing(
-        self, client: aioredis.Redis
-    ) -> None:
+    async def test_dead_letter_of_finished_job_does_nothing(self, client: aioredis.Redis) -> None:
         """Dead-lettering an entry that was already acked adds no dead letter."""
         queue = await make_queue(client)
         await queue.enqueue(job())
@@ -329,3 +342,56 @@ class TestRedisOutage:
         [got] = await queue.read()
 
         assert got.dedup_key == "dedup-0"
+
+
+class TestEnqueueOnce:
+    async def test_repeat_is_refused_atomically(self, client: aioredis.Redis) -> None:
+        """The dedup mark and the append happen together: a repeat appends nothing."""
+        queue = await make_queue(client)
+        first = await queue.enqueue_once(job(), "rbe:seen:k", 60_000)
+        again = await queue.enqueue_once(job(), "rbe:seen:k", 60_000)
+        assert first is not None and again is None
+        assert await queue.depth() == 1
+        assert await client.pttl("rbe:seen:k") > 0
+
+    async def test_firing_job_marks_its_post_as_owed(self, client: aioredis.Redis) -> None:
+        """A new group's post record is created as "pending" with the job; an existing one
+        is left alone."""
+        queue = await make_queue(client)
+        await queue.enqueue_once(job(1), "rbe:seen:1", 60_000, owed_post=("rbe:post:g1", 600))
+        assert await client.hget("rbe:post:g1", "state") == b"pending"
+        assert 0 < await client.ttl("rbe:post:g1") <= 600
+        await client.hset("rbe:post:g2", "state", "posted")
+        await queue.enqueue_once(job(2), "rbe:seen:2", 60_000, owed_post=("rbe:post:g2", 600))
+        assert await client.hget("rbe:post:g2", "state") == b"posted"
+
+
+class TestWaitingAndAge:
+    async def test_waiting_does_not_count_as_an_attempt(self, client: aioredis.Redis) -> None:
+        """retry_later(count=False) brings the job back with the same attempt count."""
+        queue = await make_queue(client)
+        await queue.enqueue(job())
+        [first] = await queue.read()
+        assert await queue.retry_later(first, 0.01, count=False)
+        await asyncio.sleep(0.05)
+        [second] = await queue.read()
+        assert second.attempts == first.attempts
+
+    async def test_age_and_backlog_include_delayed_jobs(self, client: aioredis.Redis) -> None:
+        """A job parked by retry_later still counts in the backlog and keeps its age, which
+        comes from when it was accepted, not when it was re-queued."""
+        queue = await make_queue(client)
+        old = new_job(
+            "alertmanager",
+            BODY,
+            dedup_key="d",
+            group_key="g",
+            status="firing",
+            received_at=time.time() - 600,
+        )
+        await queue.enqueue(old)
+        [got] = await queue.read()
+        await queue.retry_later(got, 60)
+        assert await queue.depth() == 0
+        assert await queue.backlog() == 1
+        assert await queue.pending_age_s() >= 599

@@ -77,11 +77,13 @@ class TestClaimRace:
         for round_ in range(5):
             keys = [f"round-{round_}-group-{n}" for n in range(50)]
             results = await asyncio.gather(
-                *(ledger.claim_post(key, owner)
-                  for key in keys for ledger, owner in ((a, "replica-a"), (b, "replica-b")))
+                *(
+                    ledger.claim_post(key, owner)
+                    for key in keys
+                    for ledger, owner in ((a, "replica-a"), (b, "replica-b"))
+                )
             )
-            for key, pair in zip(keys, zip(results[::2], results[1::2], strict=True),
-                                 strict=True):
+            for key, pair in zip(keys, zip(results[::2], results[1::2], strict=True), strict=True):
                 claimed = [r for r in pair if isinstance(r, Claimed)]
                 waiting = [r for r in pair if isinstance(r, InFlight)]
                 assert len(claimed) == 1 and len(waiting) == 1, key
@@ -103,29 +105,41 @@ class TestPosted:
         """Once the ts is stored, every later claim gets the stored message back."""
         a, b = ledgers
         await a.claim_post("g", "worker-a")
-        assert await a.record_post("g", "worker-a", channel="C1", ts="1700000000.000100",
-                                   fingerprints=["fp2", "fp1", "fp2"], status="firing")
+        assert await a.record_post(
+            "g",
+            "worker-a",
+            channel="C1",
+            ts="1700000000.000100",
+            fingerprints=["fp2", "fp1", "fp2"],
+            status="firing",
+        )
 
         expected = AlreadyPosted("C1", "1700000000.000100", ("fp1", "fp2"), "firing")
         assert await b.claim_post("g", "worker-b") == expected
         assert await a.claim_post("g", "worker-a") == expected
         assert await b.get_post("g") == PostRecord(
-            group_key="g", owner="worker-a", channel="C1", ts="1700000000.000100",
-            fingerprints=("fp1", "fp2"), status="firing",
+            group_key="g",
+            owner="worker-a",
+            channel="C1",
+            ts="1700000000.000100",
+            fingerprints=("fp1", "fp2"),
+            status="firing",
         )
 
     async def test_update_post(self, ledgers: tuple[Ledger, Ledger]) -> None:
         """An update stores what the edited message now shows and keeps channel and ts."""
         a, b = ledgers
         await a.claim_post("g", "worker-a")
-        await a.record_post("g", "worker-a", channel="C1", ts="1.1", fingerprints=["fp1"],
-                            status="firing")
+        await a.record_post(
+            "g", "worker-a", channel="C1", ts="1.1", fingerprints=["fp1"], status="firing"
+        )
 
         assert await b.update_post("g", fingerprints=["fp3", "fp1"])
         assert await b.update_post("g", status="resolved")
 
         assert await a.claim_post("g", "worker-a") == AlreadyPosted(
-            "C1", "1.1", ("fp1", "fp3"), "resolved")
+            "C1", "1.1", ("fp1", "fp3"), "resolved"
+        )
 
     async def test_update_without_post(self, ledgers: tuple[Ledger, Ledger]) -> None:
         """Updating a group that was never posted, or is only claimed, changes nothing."""
@@ -142,8 +156,9 @@ class TestPosted:
         a, _ = ledgers
         await a.claim_post("g", "worker-a")
         assert 0 < await clients[0].ttl(post_key("g")) <= a.post_ttl_s
-        await a.record_post("g", "worker-a", channel="C1", ts="1.1", fingerprints=[],
-                            status="firing")
+        await a.record_post(
+            "g", "worker-a", channel="C1", ts="1.1", fingerprints=[], status="firing"
+        )
         assert 0 < await clients[0].ttl(post_key("g")) <= a.post_ttl_s
 
 
@@ -155,7 +170,8 @@ class TestCrashWindow:
         await asyncio.sleep(0.1)
 
         assert await b.claim_post("g", "worker-b") == Claimed(
-            takeover=True, previous_owner="dead-worker")
+            takeover=True, previous_owner="dead-worker"
+        )
         assert isinstance(await a.claim_post("g", "worker-c"), InFlight)
 
     async def test_late_owner_cannot_record(self, ledgers: tuple[Ledger, Ledger]) -> None:
@@ -164,11 +180,13 @@ class TestCrashWindow:
         await a.claim_post("g", "slow-worker", lease_s=0.05)
         await asyncio.sleep(0.1)
         await b.claim_post("g", "worker-b")
-        assert await b.record_post("g", "worker-b", channel="C1", ts="2.2", fingerprints=["fp"],
-                                   status="firing")
+        assert await b.record_post(
+            "g", "worker-b", channel="C1", ts="2.2", fingerprints=["fp"], status="firing"
+        )
 
-        assert not await a.record_post("g", "slow-worker", channel="C1", ts="3.3",
-                                       fingerprints=["fp"], status="firing")
+        assert not await a.record_post(
+            "g", "slow-worker", channel="C1", ts="3.3", fingerprints=["fp"], status="firing"
+        )
         record = await a.get_post("g")
         assert record is not None
         assert (record.owner, record.ts) == ("worker-b", "2.2")
@@ -178,19 +196,21 @@ class TestCrashWindow:
         a, b = ledgers
         await a.claim_post("g", "worker-a")
 
-        assert not await b.record_post("g", "worker-b", channel="C1", ts="1.1",
-                                       fingerprints=[], status="firing")
+        assert not await b.record_post(
+            "g", "worker-b", channel="C1", ts="1.1", fingerprints=[], status="firing"
+        )
         assert await b.get_post("g") is None
-        assert await a.record_post("g", "worker-a", channel="C1", ts="1.1", fingerprints=[],
-                                   status="firing")
+        assert await a.record_post(
+            "g", "worker-a", channel="C1", ts="1.1", fingerprints=[], status="firing"
+        )
 
     async def test_record_after_claim_vanished(self, ledgers: tuple[Ledger, Ledger]) -> None:
         """A post whose claim is gone (Redis lost it) is still stored, so it can be updated."""
         a, _ = ledgers
-        assert await a.record_post("g", "worker-a", channel="C1", ts="1.1", fingerprints=["fp"],
-                                   status="firing")
-        assert await a.claim_post("g", "worker-b") == AlreadyPosted("C1", "1.1", ("fp",),
-                                                                   "firing")
+        assert await a.record_post(
+            "g", "worker-a", channel="C1", ts="1.1", fingerprints=["fp"], status="firing"
+        )
+        assert await a.claim_post("g", "worker-b") == AlreadyPosted("C1", "1.1", ("fp",), "firing")
 
 
 class TestRelease:
@@ -208,8 +228,46 @@ class TestRelease:
         """Releasing after the ts is stored keeps the post, so nobody posts it again."""
         a, _ = ledgers
         await a.claim_post("g", "worker-a")
-        await a.record_post("g", "worker-a", channel="C1", ts="1.1", fingerprints=[],
-                            status="firing")
+        await a.record_post(
+            "g", "worker-a", channel="C1", ts="1.1", fingerprints=[], status="firing"
+        )
 
         assert not await a.release_claim("g", "worker-a")
         assert isinstance(await a.claim_post("g", "worker-a"), AlreadyPosted)
+
+
+class TestOwedPosts:
+    async def test_failed_post_leaves_the_group_pending(
+        self, ledgers: tuple[Ledger, Ledger]
+    ) -> None:
+        """A post that failed but is owed keeps the group "pending"; the retry claims it,
+        asked to look for the marker only when Slack may have stored the message."""
+        a, b = ledgers
+        assert isinstance(await a.claim_post("g", "w1"), Claimed)
+        assert await a.release_claim("g", "w1", owed=True, check_marker=False)
+        assert await a.state("g") == "pending"
+        assert await b.claim_post("g", "w2") == Claimed(takeover=False, previous_owner=None)
+        assert await b.release_claim("g", "w2", owed=True, check_marker=True)
+        claim = await a.claim_post("g", "w1")
+        assert isinstance(claim, Claimed) and claim.takeover
+
+    async def test_release_without_debt_forgets_the_group(
+        self, ledgers: tuple[Ledger, Ledger]
+    ) -> None:
+        """A permanent failure releases the claim for good."""
+        a, _ = ledgers
+        await a.claim_post("g", "w1")
+        assert await a.release_claim("g", "w1")
+        assert await a.state("g") is None
+
+    async def test_abandon_only_drops_pending(self, ledgers: tuple[Ledger, Ledger]) -> None:
+        """Dead-lettering a firing job frees its pending group, never a posted one."""
+        a, _ = ledgers
+        await a.claim_post("g", "w1")
+        await a.release_claim("g", "w1", owed=True)
+        assert await a.abandon("g")
+        assert await a.state("g") is None
+        await a.claim_post("p", "w1")
+        await a.record_post("p", "w1", channel="C", ts="1.0", fingerprints=["f"], status="firing")
+        assert not await a.abandon("p")
+        assert await a.state("p") == "posted"
