@@ -18,6 +18,7 @@ import pytest
 import respx
 from qdrant_client import QdrantClient
 from starlette.testclient import TestClient
+from structlog.testing import capture_logs
 
 from enricher.app import create_app
 from enricher.embedding import Embedder
@@ -232,6 +233,17 @@ class TestFailures:
         running.fake.fail_next(2, status=500, method="chat.postMessage")
         running.alertmanager(am_body(LAG))
         wait_for(lambda: len(running.posts()) == 1, what="the post after 500s")
+
+    def test_marker_lookup_without_history_scope_still_posts(self, running: Running) -> None:
+        """After an ambiguous 500 the worker looks for its marker; without the history scope
+        it warns and posts instead of giving up the page."""
+        running.fake.fail_next(1, status=500, method="chat.postMessage")
+        running.fake.fail_next(1, error="missing_scope", method="conversations.history")
+        with capture_logs() as logs:
+            running.alertmanager(am_body(LAG))
+            wait_for(lambda: len(running.posts()) == 1, what="the post")
+        assert any(e["event"] == "slack.marker_lookup_unavailable" for e in logs)
+        assert [c.ok for c in running.fake.calls_to("conversations.history")] == [False]
 
     def test_permanent_error_goes_to_dead_letter(self, running: Running) -> None:
         """channel_not_found is not retried: the job is dead-lettered and counted."""

@@ -1,0 +1,225 @@
+"""kill -9 and the crash window: nothing accepted is lost, and a post Slack took but whose `ts`
+was never stored is found again by its marker instead of being posted twice.
+
+`TestKill9` kills a real `python -m enricher` while posts are in flight (the fake Slack answers
+slowly, so some posts land after the process is gone). The other classes rebuild the state a
+crash leaves (Redis claim held by a dead owner, the message in Slack) with the production
+Ledger and BotDelivery, so each window is checked in seconds instead of waiting out a lease.
+
+TestKill9 waits out the real post lease (120 s, fixed in enricher/ledger.py), so this file
+takes about three minutes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import redis.asyncio as aioredis
+from slack_sdk import WebClient
+from starlette.testclient import TestClient
+
+from enricher.alertmanager import normalize_group, parse_alertmanager
+from enricher.app import create_app
+from enricher.delivery import BotDelivery, PostRef
+from enricher.embedding import Embedder
+from enricher.ledger import Claimed, Ledger
+from enricher.render import render_message
+from enricher.result import SearchResult
+from enricher.service import Services
+from scripts.chaos import (
+    AM_TOKEN,
+    Enricher,
+    am_body,
+    enricher_env,
+    log_events,
+    runbook_alerts,
+    unfinished_jobs,
+)
+from scripts.chaos import CHANNEL as CHAOS_CHANNEL
+from scripts.chaos import marker as marker_of
+from tests.app.helpers import CHANNEL, service_settings
+from tests.conftest import wait_for
+from tests.fakeslack import FakeSlack
+
+BEARER = {"Authorization": f"Bearer {AM_TOKEN}"}
+LEASE_S = 120  # Processor claims with Ledger.claim_post's default lease
+
+
+def page(number: int, tag: str) -> tuple[str, bytes]:
+    """(group key, firing body) of a page about a real runbook."""
+    service, name = runbook_alerts()[number % len(runbook_alerts())]
+    key = f'{{}}:{{alertname="{name}", {tag}="{number}"}}'
+    return key, am_body(key, name, service, number, [f"{tag}{number}"], "firing")
+
+
+def posts_with_marker(fake: FakeSlack, channel: str) -> dict[str, int]:
+    """Top-level messages per marker, as the channel shows them (whatever the HTTP answers)."""
+    counts: dict[str, int] = {}
+    for message in fake.messages(channel):
+        meta = message.get("metadata") or {}
+        if not message.get("thread_ts") and meta.get("event_payload"):
+            key = str(meta["event_payload"]["key"])
+            counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+# --- a real kill -9 -----------------------------------------------------------------------
+
+
+class TestKill9:
+    def test_kill_mid_processing_loses_nothing_and_doubles_nothing(
+        self, tmp_path: Path, golden_index: Path, redis_url: str, fake_slack: FakeSlack
+    ) -> None:
+        """kill -9 while posts are in flight, restart with the same WORKER_ID: every accepted
+        page is posted exactly once, including those Slack took after the process died."""
+        fake_slack.set_latency(1.0)
+        shutil.copytree(golden_index, tmp_path / "qdrant")
+        env = enricher_env(qdrant_path=tmp_path / "qdrant", redis_url=redis_url,
+                           slack_url=fake_slack.url, worker_id="crash-1", WORKERS="4",
+                           JOB_CLAIM_IDLE_S="3", POST_LEASE_S="10")
+        enricher = Enricher(env, tmp_path / "enricher.log")
+        enricher.start()
+        try:
+            pages = [page(n, "crash") for n in range(16)]
+            for _, body in pages[:12]:
+                response = httpx.post(f"{enricher.url}/webhook/alertmanager", content=body,
+                                      headers=BEARER)
+                assert response.json() == {"status": "queued"}
+            wait_for(lambda: len(fake_slack.calls_to("chat.postMessage")) >= 4, timeout_s=60,
+                     what="the first posts")
+            time.sleep(0.5)  # the workers have sent their next posts; Slack holds them 1 s
+            before_kill = len(fake_slack.calls)
+            enricher.kill()
+            time.sleep(2.5)  # Slack finishes the requests the dead process had sent
+            landed_after_kill = [
+                c for c in fake_slack.calls[before_kill:]
+                if c.method == "chat.postMessage" and c.ok
+            ]
+            assert landed_after_kill, "no post was in flight at the kill: the window was missed"
+
+            enricher.start()
+            for _, body in pages[12:]:
+                response = httpx.post(f"{enricher.url}/webhook/alertmanager", content=body,
+                                      headers=BEARER)
+                assert response.json() == {"status": "queued"}
+            markers = {marker_of(key, "firing") for key, _ in pages}
+            wait_for(lambda: set(posts_with_marker(fake_slack, CHAOS_CHANNEL)) >= markers
+                     and unfinished_jobs(redis_url) == 0,
+                     timeout_s=LEASE_S + 120, what="every page, after the dead lease expired")
+            time.sleep(2.5)  # a late second post would have landed by now
+
+            assert posts_with_marker(fake_slack, CHAOS_CHANNEL) == dict.fromkeys(markers, 1)
+            events = log_events(enricher.log_path)
+            assert events["outcome.recovered"] >= len(landed_after_kill)
+            assert events["slack.duplicate_post"] == 0
+        finally:
+            enricher.stop()
+
+
+# --- the crash window, rebuilt in place ----------------------------------------------------
+
+
+@dataclass
+class Running:
+    client: TestClient
+    services: Services
+    fake: FakeSlack
+    redis_url: str
+
+    def send(self, body: bytes) -> None:
+        response = self.client.post("/webhook/alertmanager", content=body, headers=BEARER)
+        assert response.json() == {"status": "queued"}
+
+    def drain(self) -> None:
+        wait_for(lambda: unfinished_jobs(self.redis_url) == 0, timeout_s=30,
+                 what="an empty queue")
+        time.sleep(0.5)  # a second post, had there been one, would have landed by now
+
+    def died_after_posting(self, body: bytes) -> PostRef:
+        """Leave Redis and Slack as a worker does that died after Slack accepted its post and
+        before it stored the ts: a claim under a dead owner (short lease), the message posted."""
+        alert = normalize_group(parse_alertmanager(body))
+
+        async def crash() -> PostRef:
+            client = aioredis.Redis.from_url(self.redis_url)
+            try:
+                claim = await Ledger(client).claim_post(alert.group_key, "dead:1", lease_s=0.5)
+                assert isinstance(claim, Claimed)
+            finally:
+                await client.aclose()
+            delivery = BotDelivery("xoxb-test", self.fake.url)
+            try:
+                message = render_message(alert, SearchResult("no_match", None))
+                return await delivery.post(CHANNEL, message, marker_of(alert.group_key, "firing"))
+            finally:
+                await delivery.close()
+
+        return asyncio.run(crash())
+
+
+@pytest.fixture()
+def running(
+    tmp_path: Path, golden_index: Path, redis_url: str, fake_slack: FakeSlack, embedder: Embedder
+) -> Iterator[Running]:
+    settings = service_settings(tmp_path, golden_index, redis_url, fake_slack,
+                                alertmanager_bearer_tokens=(AM_TOKEN,))
+    services = Services.build(settings, embedder=embedder)
+    with TestClient(create_app(services)) as client:
+        yield Running(client, services, fake_slack, redis_url)
+
+
+def other_messages(fake: FakeSlack, count: int) -> None:
+    """Top-level traffic in the channel from people and other integrations."""
+    slack = WebClient(token="xoxb-test", base_url=fake.url)
+    for n in range(count):
+        slack.chat_postMessage(channel=CHANNEL, text=f"someone else's message {n}")
+
+
+class TestCrashWindow:
+    def test_marker_found_after_takeover(self, running: Running) -> None:
+        """The next claimer finds the dead worker's message by its marker and adopts it."""
+        key, body = page(1, "window")
+        posted = running.died_after_posting(body)
+        running.send(body)
+        running.drain()
+        assert posts_with_marker(running.fake, CHANNEL) == {marker_of(key, "firing"): 1}
+        record = asyncio.run(_post_record(running.redis_url, key))
+        assert record is not None and record["ts"] == posted.ts
+
+    def test_marker_found_behind_a_busy_channel(self, running: Running) -> None:
+        """The lookup still finds the message when more than 100 other top-level messages
+        were posted in the channel since (an alert storm, people talking)."""
+        key, body = page(2, "window")
+        running.died_after_posting(body)
+        other_messages(running.fake, 120)
+        running.send(body)
+        running.drain()
+        assert posts_with_marker(running.fake, CHANNEL) == {marker_of(key, "firing"): 1}
+
+
+class TestAnswerLost:
+    def test_post_taken_but_answer_lost_is_not_posted_again(self, running: Running) -> None:
+        """Slack stored the message but the answer was a 500 (or never came): the retry must
+        not make a second top-level message."""
+        key, body = page(3, "lost")
+        running.fake.fail_next(1, status=500, method="chat.postMessage", processed=True)
+        running.send(body)
+        running.drain()
+        assert posts_with_marker(running.fake, CHANNEL) == {marker_of(key, "firing"): 1}
+
+
+async def _post_record(redis_url: str, group_key: str) -> dict[str, Any] | None:
+    client = aioredis.Redis.from_url(redis_url)
+    try:
+        record = await Ledger(client).get_post(group_key)
+    finally:
+        await client.aclose()
+    return None if record is None else {"ts": record.ts, "channel": record.channel}
