@@ -658,8 +658,8 @@ def parse_args(argv: list[str] | None) -> Args:
     ns = p.parse_args(argv)
     seed = ns.seed if ns.seed is not None else random.randrange(1_000_000)
     return Args(ns.alerts, ns.groups, ns.resolve_share, ns.clients, ns.kills, ns.rate_429,
-                ns.rate_500, seed, ns.claim_idle_s, ns.post_lease_s, ns.cap_s, ns.quiet_s, ns.memory_rounds,
-                ns.memory_per_round, ns.keep)
+                ns.rate_500, seed, ns.claim_idle_s, ns.post_lease_s, ns.cap_s, ns.quiet_s,
+                ns.memory_rounds, ns.memory_per_round, ns.keep)
 
 
 @contextlib.contextmanager
