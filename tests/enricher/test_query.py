@@ -66,6 +66,17 @@ class TestBuildQuery:
             "Replica is 84s behind. WAL replay is slow. Postgres Replication Lag. postgres. patroni"
         )
 
+    def test_identifiers_in_prose_become_words_for_the_dense_model(self) -> None:
+        """A PagerDuty title carrying the alert name reads as words to the dense model and
+        keeps the exact token for BM25."""
+        title = "OrderEventsConsumerBehind orders (order-projector critical)"
+        query = build_query(
+            alert(alert_name="OrderEventsConsumerBehind", summary=title, description="")
+        )
+        assert query.dense_text.startswith("Order Events Consumer Behind orders")
+        assert "OrderEventsConsumerBehind" not in query.dense_text
+        assert query.sparse_text.startswith("OrderEventsConsumerBehind")
+
     def test_free_text_name_is_used_once(self) -> None:
         """A PagerDuty title that is both the name and the summary appears once."""
         title = "Refund notifications piling up"
