@@ -20,6 +20,7 @@ from enricher.alertmanager import (
     parse_alertmanager,
 )
 from enricher.errors import BadRequest, Forbidden, MalformedPayload, Unauthorized
+from tests.payloads import DELETE, edited
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "alertmanager"
 
@@ -463,18 +464,9 @@ class TestParse:
 
 
 def _with(path: tuple[str | int, ...], value: Any) -> bytes:
-    body: Any = load("single_firing.json")
-    target = body
-    for key in path[:-1]:
-        target = target[key]
-    if value is _DELETE:
-        del target[path[-1]]
-    else:
-        target[path[-1]] = value
-    return json.dumps(body).encode()
+    return edited(load("single_firing.json"), path, value)
 
 
-_DELETE = object()
 
 MALFORMED: list[tuple[str, bytes, str]] = [
     ("not-json", b"this is not json", "invalid JSON"),
@@ -482,13 +474,13 @@ MALFORMED: list[tuple[str, bytes, str]] = [
     ("truncated-json", b'{"version": "4", "alerts": [', "invalid JSON"),
     ("json-array", b"[]", "input should be an object"),
     ("json-string", b'"firing"', "input should be an object"),
-    ("missing-alerts", _with(("alerts",), _DELETE), "alerts: field required"),
+    ("missing-alerts", _with(("alerts",), DELETE), "alerts: field required"),
     ("empty-alerts", _with(("alerts",), []), "alerts: list should have at least 1 item"),
     ("wrong-version", _with(("version",), "3"), "unsupported webhook version '3'"),
     ("numeric-version", _with(("version",), 4), "version: input should be a valid string"),
-    ("missing-group-key", _with(("groupKey",), _DELETE), "groupKey: field required"),
+    ("missing-group-key", _with(("groupKey",), DELETE), "groupKey: field required"),
     ("bad-status", _with(("status",), "pending"), "status: input should be 'firing'"),
-    ("missing-labels", _with(("alerts", 0, "labels"), _DELETE), "alerts.0.labels: field required"),
+    ("missing-labels", _with(("alerts", 0, "labels"), DELETE), "alerts.0.labels: field required"),
     (
         "label-not-string",
         _with(("alerts", 0, "labels", "replicas"), 3),

@@ -22,6 +22,7 @@ from enricher.pagerduty import (
     parse_title,
     verify_signature,
 )
+from tests.payloads import DELETE, edited
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "pagerduty"
 SECRET = "whsec-current-0b4e"
@@ -171,18 +172,9 @@ class TestParse:
 
 
 def _with(path: tuple[str | int, ...], value: Any) -> bytes:
-    body: Any = load("incident_triggered_am_title.json")
-    target = body
-    for key in path[:-1]:
-        target = target[key]
-    if value is _DELETE:
-        del target[path[-1]]
-    else:
-        target[path[-1]] = value
-    return json.dumps(body).encode()
+    return edited(load("incident_triggered_am_title.json"), path, value)
 
 
-_DELETE = object()
 
 MALFORMED: list[tuple[str, bytes, str]] = [
     ("not-json", b"<html>nope</html>", "invalid JSON"),
@@ -190,7 +182,7 @@ MALFORMED: list[tuple[str, bytes, str]] = [
     ("json-array", b"[]", "input should be an object"),
     ("missing-event", b'{"events": []}', "event: field required"),
     ("event-not-object", b'{"event": "incident.triggered"}', "event: input should be"),
-    ("missing-event-id", _with(("event", "id"), _DELETE), "event.id: field required"),
+    ("missing-event-id", _with(("event", "id"), DELETE), "event.id: field required"),
     ("numeric-event-type", _with(("event", "event_type"), 7), "event.event_type: input should"),
     ("bad-occurred-at", _with(("event", "occurred_at"), "soon"), "event.occurred_at:"),
     (
@@ -201,7 +193,7 @@ MALFORMED: list[tuple[str, bytes, str]] = [
     ("incident-data-list", _with(("event", "data"), [1]), "needs data of type"),
     (
         "incident-without-id",
-        _with(("event", "data", "id"), _DELETE),
+        _with(("event", "data", "id"), DELETE),
         "event.data.incident.id: field required",
     ),
     (

@@ -1,0 +1,21 @@
+"""Editing recorded webhook bodies for table-driven tests of bad input."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+#: Pass as the value to delete the key instead of setting it.
+DELETE = object()
+
+
+def edited(body: Any, path: tuple[str | int, ...], value: Any) -> bytes:
+    """`body` (already a fresh copy) with the value at `path` replaced or deleted, as JSON."""
+    target = body
+    for key in path[:-1]:
+        target = target[key]
+    if value is DELETE:
+        del target[path[-1]]
+    else:
+        target[path[-1]] = value
+    return json.dumps(body).encode()
