@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +18,7 @@ from enricher.alert import Alert
 from enricher.embedding import Embedder
 from enricher.search import Candidate, Ranking, SearchConfig, Searcher, decide
 from enricher.settings import Settings
+from tests.conftest import REPO
 
 CONFIG = SearchConfig(threshold=0.6, global_threshold=0.65, margin_floor=0.35, margin=0.15)
 
@@ -129,3 +134,50 @@ class TestTiers:
             index.F_LAST_UPDATED,
         ):
             assert field in payload
+
+
+class TestSearchCli:
+    def test_prints_the_result_for_a_payload(self, golden_index: Path, tmp_path: Path) -> None:
+        """`python -m enricher.search --payload FILE` prints the search result contract."""
+        qdrant = tmp_path / "qdrant"
+        shutil.copytree(golden_index, qdrant)
+        payload = REPO / "golden" / "samples" / "alertmanager-renamed-alert.json"
+        env = {**os.environ, "QDRANT_PATH": str(qdrant), "MODELS_DIR": str(REPO / "models")}
+        done = subprocess.run(
+            [sys.executable, "-m", "enricher.search", "--payload", str(payload)],
+            env=env,
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        result = json.loads(done.stdout)
+        assert set(result) == {"status", "tier", "matches"}
+        assert result["status"] == "matched"
+        top = result["matches"][0]
+        assert top["doc_id"] == "runbooks:postgres/PostgresReplicationLag.md"
+        assert set(top) >= {
+            "doc_id",
+            "title",
+            "section",
+            "source",
+            "score",
+            "stale",
+            "age_days",
+            "text",
+        }
+
+    def test_bad_payload_is_a_clear_error(self, tmp_path: Path) -> None:
+        """A body that is not a webhook fails with the reason, not a traceback."""
+        bad = tmp_path / "bad.json"
+        bad.write_text('{"hello": 1}')
+        done = subprocess.run(
+            [sys.executable, "-m", "enricher.search", "--payload", str(bad)],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.returncode == 2
+        assert "neither an Alertmanager" in done.stderr
