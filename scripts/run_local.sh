@@ -18,5 +18,5 @@ if ! redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1; then
 fi
 
 .venv/bin/python -m ingest --root "${RUNBOOKS_DIR:-golden/runbooks}"
-echo "run: serving on http://$HOST:$PORT (Slack messages are printed below; try: make demo-live)" >&2
+echo "run: serving on http://$HOST:$PORT; Slack messages are printed below. Try: curl -XPOST localhost:$PORT/webhook/alertmanager --data @golden/samples/alertmanager-renamed-alert.json" >&2
 exec .venv/bin/python -m enricher
