@@ -35,6 +35,9 @@ class Alert:
     starts_at: datetime | None = None
     #: Where a human can look at the alert itself (generatorURL, PagerDuty html_url).
     link: str | None = None
+    #: Metric names from the rule expressions behind the alerts (Alertmanager's
+    #: generatorURL): lexical evidence for the search, see enricher.promql.
+    metrics: tuple[str, ...] = ()
     #: Raw event type for PagerDuty (`incident.triggered` ...), `None` for Alertmanager.
     event_type: str | None = None
 

@@ -30,6 +30,7 @@ from pydantic_core import PydanticCustomError
 
 from enricher.alert import Alert, in_utc
 from enricher.errors import Forbidden, MalformedPayload, Unauthorized
+from enricher.promql import group_metric_names
 
 #: Highest first. Values outside this list still count, below "info".
 SEVERITY_ORDER = ("critical", "page", "error", "warning", "info")
@@ -223,6 +224,7 @@ def normalize_group(payload: AlertmanagerPayload) -> Alert:
         truncated=payload.truncated_alerts,
         starts_at=min(a.starts_at for a in payload.alerts),
         link=rep.generator_url or payload.external_url or None,
+        metrics=group_metric_names(a.generator_url for a in (rep, *payload.alerts)),
         event_type=None,
     )
 

@@ -27,7 +27,8 @@ def _words_for_dense(text: str) -> str:
 class Query:
     #: For the dense model: what the alert says first, then its name in words.
     dense_text: str
-    #: For BM25: the exact alert-name token too, so a runbook listing it scores.
+    #: For BM25: the exact alert-name token too, so a runbook listing it scores, and the
+    #: metric names of the rule expression, exact and as words.
     sparse_text: str
     alert_name: str
     alert_key: str
@@ -51,6 +52,8 @@ def build_query(alert: Alert) -> Query:
     used once, not repeated as "words". The dense text leads with the summary and
     description (on the golden dev split that ordering raised recall@1 by 3 points over
     leading with the name) and spells identifiers in it as words (docs/RETRIEVAL.md).
+    The rule's metric names go to BM25 only: runbooks quote them verbatim, while to the
+    dense model `kafka_producer_record_error_total` is one more vague phrase.
     """
     name = alert.alert_name
     words = name if " " in name.strip() else split_identifier(name)
@@ -60,9 +63,12 @@ def build_query(alert: Alert) -> Query:
         for key in DESCRIPTIVE_LABELS
         if (value := alert.labels.get(key)) and value != alert.service
     ]
+    metric_words = [split_identifier(metric) for metric in alert.metrics]
     return Query(
         dense_text=_words_for_dense(_join([*prose, words, alert.service, *labels])),
-        sparse_text=_join([name, words, alert.service, *prose, *labels]),
+        sparse_text=_join(
+            [name, words, alert.service, *prose, *labels, *alert.metrics, *metric_words]
+        ),
         alert_name=name,
         alert_key=name_key(name),
         service_keys=service_keys(alert.service) if alert.service else (),

@@ -22,6 +22,7 @@ from enricher.alertmanager import (
 from enricher.errors import BadRequest, Forbidden, MalformedPayload, Unauthorized
 from tests.payloads import DELETE, edited
 
+PROM = "http://prometheus-0:9090/graph?g0.tab=1&g0.expr="
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "alertmanager"
 
 
@@ -407,6 +408,21 @@ class TestGroupFields:
         """Without a generatorURL the link is Alertmanager's externalURL."""
         body = group([am_alert({"alertname": "A"})], externalURL="http://am:9093")
         assert normalize(body).link == "http://am:9093"
+
+    def test_metrics_come_from_every_alerts_rule(self) -> None:
+        """Metric names are read from each alert's generatorURL, the representative's first."""
+        body = group(
+            [
+                am_alert({"alertname": "B", "i": "0"}, generator_url=PROM + "b_errors_total"),
+                am_alert({"alertname": "A", "i": "1"}, generator_url=PROM + "rate(a_total[5m])"),
+                am_alert({"alertname": "A", "i": "2"}, generator_url=PROM + "rate(a_total[5m])"),
+            ],
+            commonLabels={},
+        )
+        assert normalize(body).metrics == ("a_total", "b_errors_total")
+
+    def test_no_generator_url_means_no_metrics(self) -> None:
+        assert normalize(group([am_alert({"alertname": "A"})])).metrics == ()
 
     def test_alert_count_includes_truncated(self) -> None:
         """alert_count adds the alerts max_alerts cut from alerts[]."""

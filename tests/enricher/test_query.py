@@ -77,6 +77,16 @@ class TestBuildQuery:
         assert "OrderEventsConsumerBehind" not in query.dense_text
         assert query.sparse_text.startswith("OrderEventsConsumerBehind")
 
+    def test_rule_metrics_go_to_bm25_only(self) -> None:
+        """Metric names of the rule expression reach BM25 exact and as words; the dense
+        text stays the alert's prose and name."""
+        query = build_query(alert(metrics=("pg_replication_lag_seconds",)))
+        assert query.sparse_text.endswith(
+            "pg_replication_lag_seconds. pg replication lag seconds"
+        )
+        assert "replication_lag" not in query.dense_text
+        assert "seconds" not in query.dense_text
+
     def test_free_text_name_is_used_once(self) -> None:
         """A PagerDuty title that is both the name and the summary appears once."""
         title = "Refund notifications piling up"
