@@ -19,6 +19,12 @@ without a runbook are much harder than off-topic ones; an overall figure would h
 Of equally good thresholds it takes the middle of the plateau, so a small drift in scores
 does not cross an edge. When no threshold meets both bounds, the best F1 of "matched"
 (precision and recall@1) is suggested instead, and the output says so.
+
+The two bars are chosen together. The sweep is repeated with the global-tier bar above the
+threshold by each of OFFSETS, and a higher offset is taken only when it buys recall@1 that
+no lower one reaches; that fixes the threshold. The global bar is then the middle of the
+equally good bars at that threshold, for the same reason as above. With `--global-offset`
+the offset is fixed instead.
 """
 
 from __future__ import annotations
@@ -237,26 +243,57 @@ def render_svg(points: Sequence[Point], chosen: Point) -> str:
     return "\n".join(parts) + "\n"
 
 
+def suggest_pair(
+    ranked: Sequence[Ranked],
+    config: SearchConfig,
+    values: Sequence[float],
+    offsets: Sequence[float],
+) -> tuple[list[Point], Point, str]:
+    """The sweep at the chosen global offset, its suggested point, and the rule.
+
+    Offsets are tried in increasing order; a later one wins only with strictly higher
+    recall@1 among feasible points (or, when none is feasible anywhere, a higher F1).
+    """
+    best: tuple[list[Point], Point, str] | None = None
+    for offset in sorted(offsets):
+        points = sweep(ranked, config, values, offset)
+        chosen, rule = suggest(points)
+        if best is None or _better(chosen, best[1]):
+            best = (points, chosen, rule)
+    if best is None:
+        raise ValueError("no global offset to sweep")
+    return best
+
+
+def _better(candidate: Point, incumbent: Point) -> bool:
+    if candidate.feasible != incumbent.feasible:
+        return candidate.feasible
+    if candidate.feasible:
+        recall = (candidate.metrics.recall_at_1 or 0.0, incumbent.metrics.recall_at_1 or 0.0)
+        return recall[0] > recall[1] + 1e-9
+    return candidate.f1 > incumbent.f1 + 1e-9
+
+
 @dataclass(frozen=True)
 class Calibration:
     ranked: tuple[Ranked, ...]
+    #: The threshold sweep at the chosen global offset (the chart and the main table).
     points: tuple[Point, ...]
     chosen: Point
     rule: str
-    #: The suggested threshold with several global-tier bars, and the best of those.
+    #: The suggested threshold with each global-tier bar of OFFSETS, and the one suggested.
     by_offset: tuple[Point, ...]
-    chosen_offset: Point
-    #: Cases where the real search at `chosen` agrees with the offline sweep.
+    suggested: Point
+    #: Cases where the real search at `suggested` agrees with the offline sweep.
     agree: int
 
     def to_json(self, split: str) -> dict[str, Any]:
         return {
             "split": split,
-            "threshold": self.chosen.threshold,
-            "global_threshold": self.chosen.global_threshold,
-            "suggested_global_threshold": self.chosen_offset.global_threshold,
+            "threshold": self.suggested.threshold,
+            "global_threshold": self.suggested.global_threshold,
             "rule": self.rule,
-            "metrics": self.chosen.metrics.to_json(),
+            "metrics": self.suggested.metrics.to_json(),
             "agreement": [self.agree, len(self.ranked)],
         }
 
@@ -273,15 +310,14 @@ def calibrate(
     """Sweep, suggest, and check the suggestion against the real search (one index)."""
     with EvalIndex(corpus, settings, embedder) as idx:
         base = idx.searcher().config
-        offset = base.global_threshold - base.threshold if global_offset is None else global_offset
+        offsets = OFFSETS if global_offset is None else (global_offset,)
         ranked = rank_once(idx, cases, base, min(values))
-        points = sweep(ranked, base, values, offset)
-        chosen, rule = suggest(points)
-        by_offset = [point(ranked, base, chosen.threshold, chosen.threshold + o) for o in OFFSETS]
-        chosen_offset, _ = suggest(by_offset, key="global_threshold")
-        agree = agreement(idx, cases, ranked, base, chosen)
+        points, chosen, rule = suggest_pair(ranked, base, values, offsets)
+        by_offset = [point(ranked, base, chosen.threshold, chosen.threshold + o) for o in offsets]
+        suggested, _ = suggest(by_offset, key="global_threshold")
+        agree = agreement(idx, cases, ranked, base, suggested)
     return Calibration(
-        tuple(ranked), tuple(points), chosen, rule, tuple(by_offset), chosen_offset, agree
+        tuple(ranked), tuple(points), chosen, rule, tuple(by_offset), suggested, agree
     )
 
 
@@ -297,7 +333,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--global-offset",
         type=float,
-        help="unfiltered-tier bar minus the threshold (default: as configured)",
+        help="fix the unfiltered-tier bar minus the threshold (default: try each of "
+        + ", ".join(f"{o:g}" for o in OFFSETS)
+        + ")",
     )
     parser.add_argument("--plot", type=Path, help="write the sweep as an SVG line chart")
     args = parser.parse_args(argv)
@@ -323,13 +361,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"split {split}: {len(selected)} case(s); tiers at the lowest bar: "
         + ", ".join(f"{t} {n}" for t, n in sorted(tiers.items()))
     )
+    offset = chosen.global_threshold - chosen.threshold
+    print(f"threshold sweep, global-tier bar = threshold + {offset:.2f}:")
     print(sweep_table(result.points, chosen))
+    suggested = result.suggested
     print(
-        f"\nsuggested threshold {chosen.threshold:.2f} "
-        f"(global {chosen.global_threshold:.2f}): {result.rule}"
+        f"\nsuggested threshold {suggested.threshold:.2f} "
+        f"(global {suggested.global_threshold:.2f}): {result.rule}"
     )
-    print(f"\nglobal-tier bar at threshold {chosen.threshold:.2f}:")
-    print(sweep_table(result.by_offset, result.chosen_offset))
+    print(f"\nglobal-tier bar at threshold {suggested.threshold:.2f}:")
+    print(sweep_table(result.by_offset, suggested))
     print(
         f"\noffline sweep agrees with Searcher.search at the suggestion on "
         f"{result.agree}/{len(selected)} case(s)"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -330,6 +331,36 @@ class TestCalibrate:
         chosen, rule = calibrate.suggest(points)
         assert (chosen.threshold, rule.startswith("best F1")) == (0.5, True)
 
+    def test_a_stricter_global_bar_only_when_it_buys_recall(
+        self, fixture_cases: list[Case]
+    ) -> None:
+        """The threshold and the unfiltered-tier bar are fitted together: a global bar above
+        the threshold is taken when it keeps a null alert out without costing the service
+        tier a match, and not when a single bar does as well."""
+        base = fixture_cases[0]
+        other = "redis/RedisDown.md"
+
+        def ranked(case_id: str, expected: str | None, tier: str, path: str, score: float
+                   ) -> calibrate.Ranked:
+            kind = "no_runbook" if expected is None else "paraphrase"
+            case = replace(base, id=case_id, kind=kind, expected=expected)
+            top = Candidate(payload={"doc_id": "r:" + path, "path": path}, score=score)
+            return calibrate.Ranked(case, Ranking((top,), tier, runner_up=score - 0.05))  # type: ignore[arg-type]
+
+        global_hit = ranked("global-hit", PG_LAG, "global", PG_LAG, 0.72)
+        global_null = ranked("global-null", None, "global", other, 0.66)
+        service_hit = ranked("service-hit", PG_LAG, "service", PG_LAG, 0.66)
+        values = [0.6, 0.65, 0.7, 0.75]
+
+        _, alone, _ = calibrate.suggest_pair([global_hit, global_null], SearchConfig(), values,
+                                             [0.0, 0.05])
+        assert (alone.threshold, alone.global_threshold) == (0.7, 0.7)
+
+        _, both, _ = calibrate.suggest_pair([global_hit, global_null, service_hit],
+                                            SearchConfig(), values, [0.0, 0.05])
+        assert (both.threshold, both.global_threshold) == (0.65, 0.7)
+        assert both.metrics.recall_at_1 == 1.0
+
     def test_sweep_agrees_with_search(self, embedder: Embedder, fixture_cases: list[Case]) -> None:
         """The real search at the suggested value reports what the offline sweep predicted."""
         settings = Settings(models_dir=MODELS_DIR, redis_url=NO_REDIS)
@@ -337,5 +368,6 @@ class TestCalibrate:
                                      values=calibrate.thresholds(0.3, 0.9, 0.05))
         assert len(result.points) == 13
         assert result.agree == len(fixture_cases)
-        assert result.chosen.metrics.false_match_rate == 0.0
+        assert result.suggested.metrics.false_match_rate == 0.0
+        assert result.suggested.threshold == result.chosen.threshold
         assert calibrate.render_svg(result.points, result.chosen).startswith("<svg")
