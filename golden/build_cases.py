@@ -85,6 +85,8 @@ class Spec:
     #: PagerDuty only: the PagerDuty service name (default: the service label).
     pd_service: str = ""
     pd_incident_key: str = ""
+    #: "dev" or "test" to pin the split; empty: alternate within the kind (the original set).
+    split: str = ""
 
 
 # --------------------------------------------------------------------------------------
@@ -316,8 +318,10 @@ def build_all(specs: list[Spec]) -> list[dict[str, Any]]:
     seen: Counter[str] = Counter()
     cases = []
     for index, spec in enumerate(specs):
-        split = "dev" if seen[spec.kind] % 2 == 0 else "test"
-        seen[spec.kind] += 1
+        split = spec.split
+        if not split:
+            split = "dev" if seen[spec.kind] % 2 == 0 else "test"
+            seen[spec.kind] += 1
         cases.append(build_case(spec, index, split))
     return cases
 
@@ -1915,6 +1919,311 @@ SPECS: list[Spec] = [
         "Vending machine 1 out of 9 products",
         "Refill requested from the supplier.",
     ),
+    # ----------------------------------------------------------------------------------
+    # Added 2026-11-29, dev only, after tuning had started: cases that break the link
+    # between service label and kind in the set above (paraphrases there rarely carry a
+    # runbook's service, no-runbook alerts usually do). Pinned to dev so that the test
+    # split stays the one fixed before tuning.
+    # ----------------------------------------------------------------------------------
+    Spec(
+        "paraphrase", "conf-para-redis-keys-dropped-am", "redis/RedisEvictionsSpike.md",
+        "CacheAlert",
+        {"service": "redis", "severity": "warning", "namespace": "sessions"},
+        "session cache is throwing keys away",
+        "The sessions Redis has been removing keys to make room for new writes for 10 "
+        "minutes; users get logged out at random.",
+        split="dev",
+    ),
+    Spec(
+        "paraphrase", "conf-para-kafka-isr-am", "kafka/KafkaUnderReplicatedPartitions.md",
+        "KafkaAlert",
+        {"service": "kafka", "severity": "critical", "namespace": "kafka"},
+        "partitions running without their full set of in-sync copies",
+        "Since broker 3 restarted, 41 partitions have fewer in-sync replicas than "
+        "configured; losing one more broker would take them offline.",
+        split="dev",
+    ),
+    Spec(
+        "paraphrase", "conf-para-es-readonly-am",
+        "elasticsearch/ElasticsearchDiskWatermarkReached.md",
+        "SearchClusterWarning",
+        {"service": "elasticsearch", "severity": "critical", "cluster": "logging"},
+        "indexing blocked on the logging cluster",
+        "Bulk requests fail with cluster_block_exception (index read-only / allow delete); "
+        "the data nodes are above 95% disk.",
+        split="dev",
+    ),
+    Spec(
+        "paraphrase", "conf-para-node-time-group", "node/NodeClockSkewDetected.md",
+        "HostWarning",
+        {"service": "node", "severity": "warning"},
+        "{instance}: system time is off",
+        "chrony reports the clock on {instance} 180 ms away from the time servers; TLS "
+        "handshakes and token checks start to fail.",
+        fmt="group", vary_key="instance", vary_values=("web-7:9100", "web-9:9100"),
+        split="dev",
+    ),
+    Spec(
+        "paraphrase", "conf-para-pd-token-slow", "auth/OAuthTokenEndpointLatencyHigh.md",
+        "MobileSignInSlow",
+        {"service": "auth", "severity": "warning"},
+        "", "",
+        fmt="pd", pd_title="Sign-in token requests take 4s at p95 for the mobile app",
+        pd_service="auth", pd_incident_key="auth/mobile-token-slow",
+        split="dev",
+    ),
+    Spec(
+        "paraphrase", "conf-para-batch-overrun-am", "batch/BatchJobRunningTooLong.md",
+        "JobAlert",
+        {"service": "batch", "severity": "warning", "job_name": "settlement-nightly"},
+        "nightly settlement job still running at 09:00",
+        "The settlement batch started at 01:00 and usually takes 2 hours; it has run for "
+        "8 hours and holds up the morning reports.",
+        split="dev",
+    ),
+    Spec(
+        "renamed", "conf-renamed-cluster-lookups-am", "dns/DNSResolutionFailures.md",
+        "ClusterLookupsFailing",
+        {"service": "dns", "severity": "critical", "namespace": "kube-system"},
+        "in-cluster name lookups failing",
+        "8% of DNS queries from pods get SERVFAIL for 10 minutes.",
+        expr="sum(rate(coredns_dns_responses_total{rcode=\"SERVFAIL\"}[5m])) "
+        "/ sum(rate(coredns_dns_responses_total[5m])) > 0.05",
+        split="dev",
+    ),
+    Spec(
+        "renamed", "conf-renamed-orders-replica-stale-am", "postgres/PostgresReplicationLag.md",
+        "OrdersDbReplicaStale",
+        {"service": "postgres", "severity": "warning", "instance": "orders-db-2:9187"},
+        "orders replica serves old data",
+        "Reads from orders-db-2 are more than a minute behind the primary.",
+        expr="pg_replication_lag_seconds > 60",
+        split="dev",
+    ),
+    Spec(
+        "no_runbook", "conf-none-redis-slowlog-am", None,
+        "RedisSlowCommandsSpike",
+        {"service": "cache-sessions-prod", "severity": "warning"},
+        "slow commands on the sessions Redis",
+        "SLOWLOG shows 140 commands above 10 ms in 5 minutes, mostly KEYS and large "
+        "HGETALL calls from the admin tool.",
+        expr="increase(redis_slowlog_length[5m]) > 100",
+        split="dev",
+    ),
+    Spec(
+        "no_runbook", "conf-none-edge-quic-am", None,
+        "EdgeQuicHandshakeFailures",
+        {"severity": "warning", "region": "eu-west"},
+        "HTTP/3 handshakes failing at the edge",
+        "The QUIC handshake failure ratio is 12% in eu-west since the edge config push; "
+        "clients fall back to HTTP/2.",
+        expr="sum(rate(cdn_quic_handshake_failures_total[5m])) "
+        "/ sum(rate(cdn_quic_handshakes_total[5m])) > 0.05",
+        split="dev",
+    ),
+    Spec(
+        "no_runbook", "conf-none-volume-attach-am", None,
+        "VolumeAttachTimeouts",
+        {"service": "storage-platform", "severity": "warning"},
+        "volumes do not attach to nodes",
+        "CSI attach operations time out after 2 minutes on 6 nodes; new stateful pods "
+        "wait in ContainerCreating.",
+        expr="increase(storage_operation_errors_total{operation_name=\"volume_attach\"}[10m]) "
+        "> 5",
+        split="dev",
+    ),
+    Spec(
+        "no_runbook", "conf-none-pd-saml", None,
+        "PartnerSamlRejected",
+        {"service": "identity", "severity": "critical"},
+        "", "",
+        fmt="pd", pd_title="Partner SSO logins rejected: SAML response signature invalid",
+        pd_service="Identity", pd_incident_key="identity/partner-saml",
+        split="dev",
+    ),
+    Spec(
+        "no_runbook", "conf-none-mirrormaker-am", None,
+        "CrossRegionReplicationStopped",
+        {"service": "mm2", "severity": "critical"},
+        "cross-region topic replication stopped",
+        "MirrorMaker 2 has not copied records to eu-central for 25 minutes; the standby "
+        "region is falling behind.",
+        expr="max(kafka_connect_mirror_source_connector_replication_latency_ms_max) > 600000",
+        split="dev",
+    ),
+    Spec(
+        "paraphrase", "conf-para-kube-image-pull-am", "kubernetes/KubeImagePullBackOff.md",
+        "DeployWarning",
+        {"service": "kubernetes", "severity": "warning", "namespace": "checkout"},
+        "new checkout pods stuck before they start",
+        "Pods of the checkout-api rollout wait with ErrImagePull: the registry answers 401 "
+        "since the pull secret was rotated.",
+        split="dev",
+    ),
+    Spec(
+        "renamed", "conf-renamed-orders-writes-failing-am", "postgres/PostgresPrimaryDown.md",
+        "OrdersDbWritesFailing",
+        {"service": "postgres", "severity": "critical", "cluster_name": "orders"},
+        "orders database not accepting writes",
+        "Patroni has no leader for cluster orders; the old primary orders-db-0 is "
+        "unreachable and every write fails.",
+        expr="max by (cluster_name) (patroni_master) < 1",
+        split="dev",
+    ),
+    Spec(
+        "paraphrase", "conf-para-clickstream-behind-am", "kafka/KafkaConsumerLagHigh.md",
+        "StreamAlert",
+        {"service": "kafka", "severity": "warning", "namespace": "analytics"},
+        "analytics consumers far behind",
+        "The clickstream-enricher group is 3.2M messages behind on clickstream.raw and the "
+        "gap keeps growing.",
+        split="dev",
+    ),
+    Spec(
+        "paraphrase", "conf-para-pd-issuer-refusals",
+        "payments/PaymentAuthorizationDeclineSpike.md",
+        "CardRefusals",
+        {"service": "payments", "severity": "critical"},
+        "", "",
+        fmt="pd", pd_title="Card payments refused by issuers at 3x the usual rate since 14:05",
+        pd_service="payments", pd_incident_key="payments/issuer-refusals",
+        split="dev",
+    ),
+    Spec(
+        "renamed", "conf-renamed-edge-backend-failures-am", "cdn/CDNOriginErrors.md",
+        "EdgeBackendFailures",
+        {"service": "cdn", "severity": "critical"},
+        "the edge gets errors from the origin",
+        "9% of cache misses get 502 or 504 from the origin shield for 10 minutes.",
+        expr="sum(rate(cdn_origin_responses_total{result=\"error\"}[5m])) "
+        "/ sum(rate(cdn_origin_responses_total[5m])) > 0.05",
+        split="dev",
+    ),
+    Spec(
+        "paraphrase", "conf-para-search-gc-am", "elasticsearch/ElasticsearchHeapUsageHigh.md",
+        "SearchNodesPressure",
+        {"service": "elasticsearch", "severity": "warning"},
+        "search data nodes spend most of their time in GC",
+        "Old-generation collections take 6 to 9 s on es-data-3 and es-data-5; searches time "
+        "out while the JVM sits at 92% heap.",
+        split="dev",
+    ),
+    Spec(
+        "paraphrase", "conf-para-partner-throttled-am", "api-gateway/RateLimitExceeded.md",
+        "PartnerThrottled",
+        {"service": "api-gateway", "severity": "warning", "consumer": "acme-logistics"},
+        "partner integration throttled",
+        "Requests from partner acme-logistics get 429 Too Many Requests: 40% of their calls "
+        "in the last 10 minutes.",
+        split="dev",
+    ),
+    Spec(
+        "renamed", "conf-renamed-host-packet-loss-group", "node/NodeNetworkInterfaceErrors.md",
+        "HostPacketLoss",
+        {"service": "node", "severity": "warning", "device": "eth0"},
+        "{instance} is dropping packets",
+        "eth0 on {instance} reports 1.2k receive errors per second; TCP retransmits are up.",
+        fmt="group", vary_key="instance", vary_values=("db-host-4:9100", "db-host-6:9100"),
+        expr="rate(node_network_receive_errs_total[5m]) > 100",
+        split="dev",
+    ),
+    Spec(
+        "paraphrase", "conf-para-pd-exports-waiting", "batch/BatchQueueBacklog.md",
+        "ExportsWaiting",
+        {"service": "batch", "severity": "warning"},
+        "", "",
+        fmt="pd", pd_title="Export jobs wait 2h in the batch queue, all workers busy",
+        pd_service="batch", pd_incident_key="batch/exports-waiting",
+        split="dev",
+    ),
+    Spec(
+        "paraphrase", "conf-para-sessions-replica-am", "redis/RedisReplicationBroken.md",
+        "CacheReplicaWarning",
+        {"service": "redis", "severity": "warning", "instance": "redis-sessions-1:9121"},
+        "sessions replica lost its link to the primary",
+        "redis-sessions-1 reports master_link_status:down for 6 minutes and keeps asking "
+        "for a full resync.",
+        split="dev",
+    ),
+    Spec(
+        "no_runbook", "conf-none-redis-clients-rejected-am", None,
+        "RedisClientsRejected",
+        {"severity": "warning", "instance": "redis-sessions-0:9121"},
+        "sessions Redis refuses new connections",
+        "Redis rejected 1,840 connections in 5 minutes with 'max number of clients "
+        "reached'; the app's pool settings were doubled in today's release.",
+        expr="increase(redis_rejected_connections_total[5m]) > 0",
+        split="dev",
+    ),
+    Spec(
+        "no_runbook", "conf-none-gateway-413-am", None,
+        "GatewayPayloadTooLarge",
+        {"severity": "warning", "namespace": "edge", "route": "documents-upload"},
+        "uploads rejected as too large",
+        "4% of POST /v2/documents get 413 since the gateway body limit was lowered to 8 MB.",
+        expr="sum(rate(envoy_http_downstream_rq_xx{envoy_response_code=\"413\"}[5m])) > 1",
+        split="dev",
+    ),
+    Spec(
+        "no_runbook", "conf-none-pd-cdn-egress-cost", None,
+        "CdnEgressBudget",
+        {"service": "finops", "severity": "warning"},
+        "", "",
+        fmt="pd", pd_title="CDN egress at 3x forecast today: 41 TB served, budget alert",
+        pd_service="FinOps", pd_incident_key="finops/cdn-egress",
+        split="dev",
+    ),
+    Spec(
+        "no_runbook", "conf-none-pg-backup-failed-am", None,
+        "PostgresBackupFailed",
+        {"severity": "critical", "team": "dba", "cluster": "orders"},
+        "nightly backup of the orders cluster failed",
+        "The pgBackRest full backup failed with 'unable to acquire lock'; the last good "
+        "backup is 50 hours old.",
+        expr="time() - pgbackrest_backup_last_success_timestamp > 36 * 3600",
+        split="dev",
+    ),
+    Spec(
+        "no_runbook", "conf-none-captcha-errors-am", None,
+        "CaptchaProviderErrors",
+        {"service": "signup-web", "severity": "warning"},
+        "captcha checks failing at sign-up",
+        "Captcha verification calls return 503 for 30% of sign-ups; new users cannot "
+        "register.",
+        expr="sum(rate(captcha_verify_total{result=\"error\"}[5m])) "
+        "/ sum(rate(captcha_verify_total[5m])) > 0.1",
+        split="dev",
+    ),
+    Spec(
+        "no_runbook", "conf-none-domain-expiry-am", None,
+        "DomainRegistrationExpiring",
+        {"severity": "warning", "domain": "acme-pay.example"},
+        "domain registration runs out in 9 days",
+        "The registrar reports acme-pay.example expires in 9 days and auto-renew is off.",
+        expr="domain_expiry_days < 14",
+        split="dev",
+    ),
+    Spec(
+        "no_runbook", "conf-none-namespace-quota-am", None,
+        "NamespaceQuotaExhausted",
+        {"severity": "warning", "namespace": "analytics"},
+        "analytics namespace out of CPU quota",
+        "ResourceQuota compute-resources in analytics is at 100% of requests.cpu; new pods "
+        "are refused by admission with 'exceeded quota'.",
+        expr="kube_resourcequota{type=\"used\"} / ignoring (type) "
+        "kube_resourcequota{type=\"hard\"} >= 1",
+        split="dev",
+    ),
+    Spec(
+        "no_runbook", "conf-none-pd-log-ingest-drops", None,
+        "LogIngestDrops",
+        {"service": "observability", "severity": "warning"},
+        "", "",
+        fmt="pd",
+        pd_title="Log ingest pipeline drops documents: grok parse failures on nginx access logs",
+        pd_service="Observability", pd_incident_key="observability/ingest-drops",
+        split="dev",
+    ),
 ]
 # fmt: on
 
@@ -1987,6 +2296,8 @@ def validate(specs: list[Spec], cases: list[dict[str, Any]]) -> list[str]:
         where = spec.id
         if spec.kind not in KINDS:
             errors.append(f"{where}: unknown kind {spec.kind}")
+        if spec.split not in ("", "dev", "test"):
+            errors.append(f"{where}: split must be dev, test or empty")
         if spec.fmt not in FORMATS:
             errors.append(f"{where}: unknown fmt {spec.fmt}")
         null_kind = spec.kind in ("no_runbook", "off_topic")
