@@ -41,18 +41,8 @@ from typing import Any
 from enricher import index
 from enricher.embedding import Embedder
 from enricher.errors import ConfigError
-from enricher.eval import (
-    Case,
-    EvalIndex,
-    Metrics,
-    Outcome,
-    add_common_arguments,
-    by_kind,
-    compute_metrics,
-    prepare,
-    ranked_docs,
-    run_cases,
-)
+from enricher.eval import EvalIndex, add_common_arguments, prepare, ranked_docs, run_cases
+from enricher.quality import Case, Metrics, Outcome, by_kind, compute_metrics
 from enricher.search import Ranking, SearchConfig, decide
 from enricher.settings import Settings
 

@@ -16,22 +16,19 @@ from structlog.testing import capture_logs
 
 from enricher import calibrate
 from enricher.embedding import Embedder
-from enricher.eval import (
+from enricher.eval import Evaluation, evaluate, main, write_outcomes
+from enricher.quality import (
     Case,
     CaseError,
-    Evaluation,
     Metrics,
     Outcome,
     baseline,
     by_kind,
     check_gate,
     compute_metrics,
-    evaluate,
     in_split,
     load_cases,
-    main,
     parse_case,
-    write_outcomes,
 )
 from enricher.result import Status
 from enricher.search import Candidate, Ranking, SearchConfig
