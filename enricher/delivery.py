@@ -71,11 +71,13 @@ class Delivery(Protocol):
 
     async def update(self, ref: PostRef, message: SlackMessage) -> None: ...
 
-    async def reply(self, ref: PostRef, text: str) -> None: ...
+    async def reply(self, ref: PostRef, text: str, marker: str) -> None: ...
 
     async def find_marker(
         self, channel: str, marker: str, since: float | None
     ) -> PostRef | None: ...
+
+    async def find_reply(self, ref: PostRef, marker: str) -> bool: ...
 
     async def close(self) -> None: ...
 
@@ -124,11 +126,40 @@ class BotDelivery:
         except _TRANSPORT_ERRORS as exc:
             raise _failure(exc) from exc
 
-    async def reply(self, ref: PostRef, text: str) -> None:
+    async def reply(self, ref: PostRef, text: str, marker: str) -> None:
         try:
-            await self._client.chat_postMessage(channel=ref.channel, thread_ts=ref.ts, text=text)
+            await self._client.chat_postMessage(
+                channel=ref.channel,
+                thread_ts=ref.ts,
+                text=text,
+                metadata={"event_type": MARKER_EVENT, "event_payload": {"key": marker}},
+            )
         except _TRANSPORT_ERRORS as exc:
             raise _failure(exc) from exc
+
+    async def find_reply(self, ref: PostRef, marker: str) -> bool:
+        """Whether the thread under `ref` holds a reply this service sent with `marker`: a
+        retried resolve must not reply twice when Slack stored the first reply but its answer
+        was lost (or the process died before recording it)."""
+        cursor: str | None = None
+        for _ in range(MARKER_PAGES):
+            try:
+                response = await self._client.conversations_replies(
+                    channel=ref.channel,
+                    ts=ref.ts,
+                    limit=200,
+                    include_all_metadata=True,
+                    cursor=cursor,
+                )
+            except _TRANSPORT_ERRORS as exc:
+                raise _failure(exc) from exc
+            messages: list[dict[str, Any]] = response.get("messages") or []
+            if any(m.get("ts") != ref.ts and _has_marker(m, marker) for m in messages):
+                return True
+            cursor = (response.get("response_metadata") or {}).get("next_cursor") or None
+            if not response.get("has_more") or not cursor:
+                return False
+        return False
 
     async def find_marker(self, channel: str, marker: str, since: float | None) -> PostRef | None:
         """Look for a message this service posted with `marker` since `since` (epoch s; the
@@ -150,9 +181,7 @@ class BotDelivery:
                 raise _failure(exc) from exc
             messages: list[dict[str, Any]] = response.get("messages") or []
             for message in messages:
-                meta = message.get("metadata") or {}
-                payload = meta.get("event_payload") or {}
-                if meta.get("event_type") == MARKER_EVENT and payload.get("key") == marker:
+                if _has_marker(message, marker):
                     return PostRef(str(response.get("channel") or channel), str(message["ts"]))
             cursor = (response.get("response_metadata") or {}).get("next_cursor") or None
             if not response.get("has_more") or not cursor:
@@ -163,6 +192,12 @@ class BotDelivery:
         session = getattr(self._client, "session", None)
         if session is not None:
             await session.close()
+
+
+def _has_marker(message: dict[str, Any], marker: str) -> bool:
+    meta = message.get("metadata") or {}
+    payload = meta.get("event_payload") or {}
+    return bool(meta.get("event_type") == MARKER_EVENT and payload.get("key") == marker)
 
 
 class WebhookDelivery:
@@ -193,11 +228,14 @@ class WebhookDelivery:
     async def update(self, ref: PostRef, message: SlackMessage) -> None:
         await self.post(ref.channel, message, "")
 
-    async def reply(self, ref: PostRef, text: str) -> None:
+    async def reply(self, ref: PostRef, text: str, marker: str) -> None:
         return None
 
     async def find_marker(self, channel: str, marker: str, since: float | None) -> PostRef | None:
         return None
+
+    async def find_reply(self, ref: PostRef, marker: str) -> bool:
+        return False
 
     async def close(self) -> None:
         await self._client.aclose()
@@ -226,11 +264,14 @@ class ConsoleDelivery:
     async def update(self, ref: PostRef, message: SlackMessage) -> None:
         self._emit("chat.update", ref.channel, {"update_ts": ref.ts, **message.to_kwargs()})
 
-    async def reply(self, ref: PostRef, text: str) -> None:
+    async def reply(self, ref: PostRef, text: str, marker: str) -> None:
         self._emit("chat.postMessage (thread)", ref.channel, {"thread_ts": ref.ts, "text": text})
 
     async def find_marker(self, channel: str, marker: str, since: float | None) -> PostRef | None:
         return None
+
+    async def find_reply(self, ref: PostRef, marker: str) -> bool:
+        return False
 
     async def close(self) -> None:
         return None

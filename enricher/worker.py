@@ -283,7 +283,9 @@ class Processor:
             ref = PostRef(record.channel, record.ts)
             original = _message_from(record.message)
             await self.delivery.update(ref, render_resolved_update(alert, original))
-            await self.delivery.reply(ref, render_thread_reply(alert))
+            marker = _marker(alert)  # the group's "resolved" marker: one reply per thread
+            if not await self._reply_found(ref, marker):
+                await self.delivery.reply(ref, render_thread_reply(alert), marker)
             self.metrics.slack_posts.labels("resolve").inc()
         else:
             await self._post(
@@ -335,6 +337,16 @@ class Processor:
         self.metrics.slack_posts.labels("post").inc()
         return ref
 
+    async def _reply_found(self, ref: PostRef, marker: str) -> bool:
+        """Whether an earlier attempt of this resolve already replied in the thread (its
+        answer lost, or the process gone before `status=resolved` was stored). Like the
+        marker lookup, skipped with a warning when the history scope is missing."""
+        try:
+            return await self.delivery.find_reply(ref, marker)
+        except DeliveryFailed as exc:
+            _skip_lookup(exc, "slack.reply_lookup_unavailable", ref.channel, "thread replies")
+            return False
+
     async def _find_marker(self, channel: str, marker: str, since: float | None) -> PostRef | None:
         """The marker lookup is a safeguard, not a requirement: without the history scope
         (or on any permanent error) it is skipped, with a warning, and the post goes ahead,
@@ -342,16 +354,22 @@ class Processor:
         try:
             return await self.delivery.find_marker(channel, marker, since)
         except DeliveryFailed as exc:
-            if not exc.permanent:
-                raise
-            log.warning(
-                "slack.marker_lookup_unavailable",
-                error=str(exc),
-                channel=channel,
-                fix="grant the bot channels:history (and groups:history) to rule out "
-                "duplicates after a crash",
-            )
+            _skip_lookup(exc, "slack.marker_lookup_unavailable", channel, "posts")
             return None
+
+
+def _skip_lookup(exc: DeliveryFailed, event: str, channel: str, what: str) -> None:
+    """A lookup that failed for good is skipped with a warning; a transient failure is
+    raised again so the job is retried."""
+    if not exc.permanent:
+        raise exc
+    log.warning(
+        event,
+        error=str(exc),
+        channel=channel,
+        fix=f"grant the bot channels:history (and groups:history) to rule out duplicate "
+        f"{what} after a crash",
+    )
 
 
 def _maybe_delivered(exc: DeliveryFailed) -> bool:

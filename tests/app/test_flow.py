@@ -245,6 +245,18 @@ class TestFailures:
         assert any(e["event"] == "slack.marker_lookup_unavailable" for e in logs)
         assert [c.ok for c in running.fake.calls_to("conversations.history")] == [False]
 
+    def test_reply_lookup_without_history_scope_still_replies(self, running: Running) -> None:
+        """A resolve checks the thread for its own earlier reply first; without the history
+        scope it warns and replies rather than leaving the thread without one."""
+        running.alertmanager(am_body(LAG))
+        wait_for(lambda: len(running.posts()) == 1, what="the firing post")
+        running.fake.fail_next(1, error="missing_scope", method="conversations.replies")
+        with capture_logs() as logs:
+            running.alertmanager(resolved(am_body(LAG)))
+            wait_for(lambda: len(running.posts()) == 2, what="the thread reply")
+        assert any(e["event"] == "slack.reply_lookup_unavailable" for e in logs)
+        assert [c.ok for c in running.fake.calls_to("conversations.replies")] == [False]
+
     def test_permanent_error_goes_to_dead_letter(self, running: Running) -> None:
         """channel_not_found is not retried: the job is dead-lettered and counted."""
         running.fake.fail_next(1, error="channel_not_found", method="chat.postMessage")

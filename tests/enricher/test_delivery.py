@@ -36,11 +36,31 @@ class TestBotDelivery:
             assert await bot.find_marker("C1", "marker-1", None) == ref
             assert await bot.find_marker("C1", "other", None) is None
             await bot.update(ref, MESSAGE)
-            await bot.reply(ref, "resolved")
+            assert not await bot.find_reply(ref, "reply-1")
+            await bot.reply(ref, "resolved", "reply-1")
+            assert await bot.find_reply(ref, "reply-1")
+            assert not await bot.find_reply(ref, "other")
+            # the thread's parent carries its own marker; it is not a reply
+            assert not await bot.find_reply(ref, "marker-1")
         finally:
             await bot.close()
         assert fake_slack.calls_to("chat.update")[0].body["ts"] == ref.ts
         assert fake_slack.calls_to("chat.postMessage")[-1].body["thread_ts"] == ref.ts
+
+    async def test_reply_is_found_in_a_long_thread(self, fake_slack: FakeSlack) -> None:
+        """The reply lookup pages through the thread (oldest first, 200 a page): a reply
+        after 250 others is still found."""
+        bot = BotDelivery("xoxb-test", fake_slack.url)
+        try:
+            ref = await bot.post("C1", MESSAGE, "parent")
+            for n in range(250):
+                await bot.reply(ref, f"chatter {n}", f"hay-{n}")
+            await bot.reply(ref, "resolved", "needle")
+            assert await bot.find_reply(ref, "needle")
+        finally:
+            await bot.close()
+        lookups = fake_slack.calls_to("conversations.replies")
+        assert len(lookups) == 2
 
     @pytest.mark.parametrize(
         ("fault", "permanent", "retry_after"),

@@ -60,6 +60,13 @@ def page(number: int, tag: str) -> tuple[str, bytes]:
     return key, am_body(key, name, service, number, [f"{tag}{number}"], "firing")
 
 
+def resolve_of(number: int, tag: str) -> bytes:
+    """The resolved notification for `page(number, tag)`."""
+    service, name = runbook_alerts()[number % len(runbook_alerts())]
+    key = f'{{}}:{{alertname="{name}", {tag}="{number}"}}'
+    return am_body(key, name, service, number, [f"{tag}{number}"], "resolved")
+
+
 def posts_with_marker(fake: FakeSlack, channel: str) -> dict[str, int]:
     """Top-level messages per marker, as the channel shows them (whatever the HTTP answers)."""
     counts: dict[str, int] = {}
@@ -214,6 +221,24 @@ class TestAnswerLost:
         running.send(body)
         running.drain()
         assert posts_with_marker(running.fake, CHANNEL) == {marker_of(key, "firing"): 1}
+
+
+    def test_resolve_reply_taken_but_answer_lost_is_not_sent_again(
+        self, running: Running
+    ) -> None:
+        """Slack stored the resolve's thread reply but answered 500: the retry edits the
+        message again (harmless) and finds the reply by its marker instead of sending a
+        second one."""
+        _, body = page(4, "lost")
+        running.send(body)
+        running.drain()
+        (parent,) = running.fake.messages(CHANNEL)
+        running.fake.fail_next(1, status=500, method="chat.postMessage", processed=True)
+        running.send(resolve_of(4, "lost"))
+        running.drain()
+        replies = [m for m in running.fake.messages(CHANNEL) if m.get("thread_ts") == parent["ts"]]
+        assert len(running.fake.calls_to("chat.update")) >= 2, "the resolve was not retried"
+        assert len(replies) == 1
 
 
 async def _post_record(redis_url: str, group_key: str) -> dict[str, Any] | None:
