@@ -340,9 +340,11 @@ class Processor:
     async def _reply_found(self, ref: PostRef, marker: str) -> bool:
         """Whether an earlier attempt of this resolve already replied in the thread (its
         answer lost, or the process gone before `status=resolved` was stored). Like the
-        marker lookup, skipped with a warning when the history scope is missing."""
+        marker lookup, skipped with a warning when the history scope is missing. A read, so
+        blips are retried in place rather than sending the whole resolve back to the queue."""
         try:
-            return await self.delivery.find_reply(ref, marker)
+            found: bool = await _quick_retries()(self.delivery.find_reply, ref, marker)
+            return found
         except DeliveryFailed as exc:
             _skip_lookup(exc, "slack.reply_lookup_unavailable", ref.channel, "thread replies")
             return False

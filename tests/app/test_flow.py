@@ -257,6 +257,17 @@ class TestFailures:
         assert any(e["event"] == "slack.reply_lookup_unavailable" for e in logs)
         assert [c.ok for c in running.fake.calls_to("conversations.replies")] == [False]
 
+    def test_reply_lookup_blip_is_retried_in_place(self, running: Running) -> None:
+        """A 500 from the reply lookup is retried at once (it is a read), not by sending the
+        whole resolve back to the queue."""
+        running.alertmanager(am_body(LAG))
+        wait_for(lambda: len(running.posts()) == 1, what="the firing post")
+        running.fake.fail_next(1, status=500, method="conversations.replies")
+        running.alertmanager(resolved(am_body(LAG)))
+        wait_for(lambda: len(running.posts()) == 2, what="the thread reply")
+        assert [c.ok for c in running.fake.calls_to("conversations.replies")] == [False, True]
+        assert len(running.fake.calls_to("chat.update")) == 1
+
     def test_permanent_error_goes_to_dead_letter(self, running: Running) -> None:
         """channel_not_found is not retried: the job is dead-lettered and counted."""
         running.fake.fail_next(1, error="channel_not_found", method="chat.postMessage")
