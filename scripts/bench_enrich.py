@@ -65,16 +65,14 @@ from ingest.sync import EMBED_TEXT_VERSION, Syncer, SyncOptions
 from scripts.bench_ingest import (
     MODELS_DIR,
     REPO,
-    RedisProcess,
-    free_port,
     machine,
     note,
     peak_rss_mb,
     percentile,
     print_table,
-    running_redis,
 )
 from scripts.corpus_gen import GENERATOR_VERSION, Runbook, runbooks, write_corpus
+from scripts.local_redis import RedisServer, free_port, running_redis
 from tests.fakeslack import FakeSlack
 
 SEED = 7
@@ -410,7 +408,7 @@ class SizeSetup:
 
 
 def bench_size(
-    setup: SizeSetup, embedder: Embedder, redis_server: RedisProcess, fake: StampedSlack,
+    setup: SizeSetup, embedder: Embedder, redis_server: RedisServer, fake: StampedSlack,
     work: Path,
 ) -> dict[str, Any]:
     books = corpus_for(setup.chunks)

@@ -23,21 +23,16 @@ import math
 import os
 import platform
 import resource
-import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-
-import redis
 
 from enricher import index, logs
 from enricher.embedding import Embedder, SparseVector
@@ -47,6 +42,7 @@ from ingest.chunking import chunk_markdown, embed_text
 from ingest.sources import scan_root
 from ingest.sync import UPSERT_BATCH, Syncer, SyncOptions, SyncReport
 from scripts.corpus_gen import runbooks, write_corpus
+from scripts.local_redis import running_redis
 
 REPO = Path(__file__).resolve().parent.parent
 MODELS_DIR = Path(os.environ.get("MODELS_DIR", REPO / "models"))
@@ -58,68 +54,6 @@ PARTS = 4
 
 
 # --- shared with bench_enrich --------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-class RedisProcess:
-    """A private, non-persistent redis-server on a free port (the tests do the same)."""
-
-    def __init__(self, workdir: Path) -> None:
-        self.port = free_port()
-        self.workdir = workdir
-        self._proc: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
-
-    def start(self) -> None:
-        binary = shutil.which("redis-server")
-        if binary is None:
-            raise SystemExit("redis-server is not installed: run `make setup`")
-        self._proc = subprocess.Popen(
-            [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no", "--dir", str(self.workdir)],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        client = redis.Redis.from_url(self.url)
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                client.ping()
-                break
-            except redis.ConnectionError:
-                if time.monotonic() > deadline:
-                    raise SystemExit("redis-server did not come up within 10 s") from None
-                time.sleep(0.02)
-        client.close()
-
-    def flush(self) -> None:
-        client = redis.Redis.from_url(self.url)
-        client.flushall()
-        client.close()
-
-    def stop(self) -> None:
-        if self._proc is not None:
-            self._proc.terminate()
-            self._proc.wait(timeout=10)
-            self._proc = None
-
-
-@contextmanager
-def running_redis(workdir: Path) -> Iterator[RedisProcess]:
-    server = RedisProcess(workdir)
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def peak_rss_mb() -> float:

@@ -18,7 +18,7 @@ appeared as a firing post (even if its resolve did), a group got more than one t
 an accepted resolve never showed, a job was dead-lettered, or a request was never accepted.
 `--keep` leaves the enricher log, the Slack calls and the Redis AOF for a post-mortem.
 
-The process harness (`Enricher`, `start_redis`, `start_fake_slack`) is reused by
+The process harness (`Enricher`, `start_fake_slack`) is reused by
 tests/reliability.
 """
 
@@ -34,7 +34,6 @@ import random
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -49,6 +48,8 @@ from typing import Any, TextIO
 import httpx
 import redis
 
+from scripts.local_redis import RedisServer, free_port
+
 REPO = Path(__file__).resolve().parent.parent
 RUNBOOKS = REPO / "golden" / "runbooks"
 SLACK_TOKEN = "xoxb-test"
@@ -56,12 +57,6 @@ CHANNEL = "C1"
 AM_TOKEN = "chaos-am-token"
 PD_SECRET = "chaos-pd-secret"
 FIRING_ENDS = "0001-01-01T00:00:00Z"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def wait_until(
@@ -77,29 +72,6 @@ def wait_until(
 
 
 # --- processes ----------------------------------------------------------------------------
-
-
-def _redis_pings(port: int) -> bool:
-    try:
-        with redis.Redis(port=port, socket_timeout=1) as client:
-            return bool(client.ping())
-    except redis.RedisError:
-        return False
-
-
-def start_redis(workdir: Path, port: int) -> subprocess.Popen[bytes]:
-    """A redis-server that loses nothing it acknowledged: AOF with fsync on every write."""
-    binary = shutil.which("redis-server")
-    if binary is None:
-        raise SystemExit("redis-server is not installed: run `make setup`")
-    proc = subprocess.Popen(
-        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-         "--appendonly", "yes", "--appendfsync", "always", "--dir", str(workdir)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    wait_until(lambda: _redis_pings(port), 10, "redis-server")
-    return proc
 
 
 def start_fake_slack(
@@ -680,13 +652,14 @@ def say(message: str) -> None:
 
 def run(args: Args, work: Path) -> dict[str, Any]:
     rng = random.Random(args.seed)
-    redis_port = free_port()
-    redis_proc = start_redis(work, redis_port)
+    # A Redis that loses nothing it acknowledged: AOF with fsync on every write.
+    redis_server = RedisServer(work, durable=True)
+    redis_server.start()
+    redis_url = redis_server.url
     slack_proc: subprocess.Popen[bytes] | None = None
     enricher: Enricher | None = None
     try:
         slack_proc, slack_url = start_fake_slack(args.rate_429, args.rate_500, args.seed)
-        redis_url = f"redis://127.0.0.1:{redis_port}/0"
         say("indexing golden/runbooks")
         with (work / "ingest.log").open("w") as log:
             index_runbooks(work / "qdrant", redis_url, log)
@@ -700,10 +673,10 @@ def run(args: Args, work: Path) -> dict[str, Any]:
     finally:
         if enricher is not None:
             enricher.stop()
-        for proc in (slack_proc, redis_proc):
-            if proc is not None:
-                proc.terminate()
-                proc.wait()
+        if slack_proc is not None:
+            slack_proc.terminate()
+            slack_proc.wait()
+        redis_server.stop()
 
 
 def burst_and_count(

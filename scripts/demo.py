@@ -12,8 +12,6 @@ import hashlib
 import hmac
 import io
 import json
-import socket
-import subprocess
 import sys
 import tempfile
 import threading
@@ -23,7 +21,6 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
-import redis
 import uvicorn
 
 from enricher import index, logs
@@ -35,46 +32,12 @@ from enricher.service import Services
 from enricher.settings import Settings
 from ingest.cache import EmbeddingCache, connect
 from ingest.sync import Syncer, SyncOptions
+from scripts.local_redis import RedisServer, free_port
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "golden" / "samples"
 TOKEN = "demo-token"
 SECRET = "demo-pagerduty-secret"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def start_redis(workdir: Path) -> tuple[subprocess.Popen[bytes], str]:
-    port = free_port()
-    proc = subprocess.Popen(
-        [
-            "redis-server",
-            "--port",
-            str(port),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--dir",
-            str(workdir),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"redis://127.0.0.1:{port}/0"
-    client = redis.Redis.from_url(url)
-    for _ in range(100):
-        try:
-            client.ping()
-            break
-        except redis.ConnectionError:
-            time.sleep(0.05)
-    client.close()
-    return proc, url
 
 
 def wait_for_messages(
@@ -156,7 +119,9 @@ def main() -> int:
     logs.configure(json=False, level="WARNING")
     with tempfile.TemporaryDirectory(prefix="rbe-demo-") as tmp:
         work = Path(tmp)
-        redis_proc, redis_url = start_redis(work)
+        redis_server = RedisServer(work)
+        redis_server.start()
+        redis_url = redis_server.url
         try:
             settings = Settings(
                 qdrant_path=work / "qdrant",
@@ -178,8 +143,7 @@ def main() -> int:
                     print("\nSlack message the service posted (console mode):")
                     print(json.dumps(message, indent=2, ensure_ascii=False))
         finally:
-            redis_proc.terminate()
-            redis_proc.wait(timeout=10)
+            redis_server.stop()
     return 0
 
 

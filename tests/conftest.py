@@ -2,81 +2,22 @@
 
 from __future__ import annotations
 
-import shutil
-import socket
-import subprocess
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-import redis
 
 from enricher import index
 from enricher.embedding import Embedder
 from enricher.settings import Settings
 from ingest.cache import EmbeddingCache
 from ingest.sync import Syncer, SyncOptions
+from scripts.local_redis import RedisServer
 from tests.fakeslack import FakeSlack, running_fake_slack
 
 REPO = Path(__file__).resolve().parent.parent
 MODELS_DIR = REPO / "models"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-class RedisServer:
-    """A throwaway redis-server process; `kill()` and `start()` let tests simulate outages."""
-
-    def __init__(self, workdir: Path) -> None:
-        self.port = free_port()
-        self.workdir = workdir
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
-
-    def start(self) -> None:
-        binary = shutil.which("redis-server")
-        if binary is None:
-            pytest.fail("redis-server is not installed: run `make setup`")
-        self.proc = subprocess.Popen(
-            [
-                binary,
-                "--port",
-                str(self.port),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--dir",
-                str(self.workdir),
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        client = redis.Redis.from_url(self.url)
-        for _ in range(200):
-            try:
-                client.ping()
-                client.close()
-                return
-            except redis.ConnectionError:
-                time.sleep(0.02)
-        pytest.fail("redis-server did not come up")
-
-    def kill(self) -> None:
-        if self.proc is not None:
-            self.proc.kill()
-            self.proc.wait()
-            self.proc = None
 
 
 @pytest.fixture(scope="session")
@@ -92,9 +33,7 @@ def redis_url(redis_server: RedisServer) -> Iterator[str]:
     """A clean database for each test."""
     if redis_server.proc is None:
         redis_server.start()
-    client = redis.Redis.from_url(redis_server.url)
-    client.flushall()
-    client.close()
+    redis_server.flush()
     yield redis_server.url
 
 

@@ -21,8 +21,9 @@ import uvicorn
 from enricher.app import create_app
 from enricher.embedding import Embedder
 from enricher.service import Services
+from scripts.local_redis import free_port
 from tests.app.helpers import AM_TOKEN, CHANNEL, service_settings
-from tests.conftest import free_port, wait_for
+from tests.conftest import wait_for
 from tests.fakeslack import FakeSlack
 
 CONFIG = """

@@ -24,6 +24,7 @@ from enricher.app import create_app
 from enricher.embedding import Embedder
 from enricher.search import Searcher
 from enricher.service import Services
+from scripts.local_redis import RedisServer
 from tests.app.helpers import (
     AM_TOKEN,
     CHANNEL,
@@ -36,7 +37,7 @@ from tests.app.helpers import (
     service_settings,
     sign,
 )
-from tests.conftest import RedisServer, wait_for
+from tests.conftest import wait_for
 from tests.fakeslack import FakeSlack
 
 BEARER = {"Authorization": f"Bearer {AM_TOKEN}"}

@@ -14,7 +14,7 @@ from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from enricher.jobs import Job, JobQueue, new_job
-from tests.conftest import RedisServer
+from scripts.local_redis import RedisServer
 
 pytestmark = pytest.mark.anyio
 

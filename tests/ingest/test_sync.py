@@ -20,7 +20,7 @@ from enricher.errors import ConfigError
 from enricher.settings import Settings
 from ingest.cache import EmbeddingCache, connect
 from ingest.sync import Syncer, SyncOptions, SyncReport
-from tests.conftest import free_port
+from scripts.local_redis import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -25,7 +25,8 @@ from scripts.chaos import (
     unfinished_jobs,
 )
 from scripts.chaos import marker as marker_of
-from tests.conftest import RedisServer, wait_for
+from scripts.local_redis import RedisServer
+from tests.conftest import wait_for
 from tests.fakeslack import running_fake_slack
 
 GROUPS = 12
