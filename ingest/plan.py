@@ -15,6 +15,7 @@ class Indexed:
     doc_hash: str
     chunk_count: int
     source: str
+    revision: str = ""
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,9 @@ class Shrink:
 class Plan:
     upsert: tuple[tuple[Document, tuple[Chunk, ...]], ...]
     unchanged: tuple[str, ...]
+    #: Unchanged documents whose revision moved (a front-matter reformat, a checkout that
+    #: became a git work tree): only the payload's revision is rewritten, nothing re-embeds.
+    revised: tuple[Document, ...]
     shrink: tuple[Shrink, ...]
     removed: tuple[str, ...]
 
@@ -42,10 +46,13 @@ def make_plan(
     Only documents of the roots in this run can be removed: syncing one root never deletes
     another root's runbooks. A document is unchanged when its hash and chunk count match
     what is indexed; anything else is re-upserted (point ids are deterministic, so this
-    overwrites in place) and loses the chunks past its new length.
+    overwrites in place) and loses the chunks past its new length. The revision is not part
+    of the hash (see ingest.sources), so an unchanged document can still need its revision
+    refreshed.
     """
     upsert: list[tuple[Document, tuple[Chunk, ...]]] = []
     unchanged: list[str] = []
+    revised: list[Document] = []
     shrink: list[Shrink] = []
     seen: set[str] = set()
     for doc, chunks in chunked:
@@ -53,6 +60,8 @@ def make_plan(
         held = indexed.get(doc.doc_id)
         if held is not None and held.doc_hash == doc.doc_hash and held.chunk_count == len(chunks):
             unchanged.append(doc.doc_id)
+            if held.revision != doc.revision:
+                revised.append(doc)
             continue
         upsert.append((doc, chunks))
         if held is not None and held.chunk_count > len(chunks):
@@ -61,4 +70,4 @@ def make_plan(
     removed = sorted(
         doc_id for doc_id, held in indexed.items() if held.source in sources and doc_id not in seen
     )
-    return Plan(tuple(upsert), tuple(unchanged), tuple(shrink), tuple(removed))
+    return Plan(tuple(upsert), tuple(unchanged), tuple(revised), tuple(shrink), tuple(removed))

@@ -75,10 +75,12 @@ def _indexed_hash(doc: Document, options: SyncOptions) -> str:
 
 
 def read_indexed(client: QdrantClient, collection: str) -> dict[str, Indexed]:
-    """doc_id -> (hash, chunk count, source), from one payload-only scroll."""
-    held: dict[str, tuple[str, int, str]] = {}
+    """doc_id -> (hash, chunk count, source, revision), from one payload-only scroll. A
+    document whose chunks disagree on the revision (an interrupted refresh) reports none,
+    so the next plan refreshes it."""
+    held: dict[str, Indexed] = {}
     offset: models.ExtendedPointId | None = None
-    fields = [index.F_DOC_ID, index.F_DOC_HASH, index.F_SOURCE]
+    fields = [index.F_DOC_ID, index.F_DOC_HASH, index.F_SOURCE, index.F_REVISION]
     while True:
         points, offset = client.scroll(
             collection, limit=1024, offset=offset, with_payload=fields, with_vectors=False
@@ -86,13 +88,19 @@ def read_indexed(client: QdrantClient, collection: str) -> dict[str, Indexed]:
         for point in points:
             payload = point.payload or {}
             doc_id = str(payload[index.F_DOC_ID])
-            doc_hash, count, source = held.get(
-                doc_id, (str(payload[index.F_DOC_HASH]), 0, str(payload.get(index.F_SOURCE, "")))
-            )
-            held[doc_id] = (doc_hash, count + 1, source)
+            revision = str(payload.get(index.F_REVISION, ""))
+            seen = held.get(doc_id)
+            if seen is None:
+                source = str(payload.get(index.F_SOURCE, ""))
+                held[doc_id] = Indexed(str(payload[index.F_DOC_HASH]), 1, source, revision)
+            else:
+                same = seen.revision == revision
+                held[doc_id] = replace(
+                    seen, chunk_count=seen.chunk_count + 1, revision=seen.revision if same else ""
+                )
         if offset is None:
             break
-    return {doc_id: Indexed(h, n, s) for doc_id, (h, n, s) in held.items()}
+    return held
 
 
 def payload_for(doc: Document, chunk: Chunk, embed_model: str) -> dict[str, object]:
@@ -159,6 +167,7 @@ class Syncer:
         plan = make_plan(chunked, read_indexed(self.client, self.collection), sources)
         report.skipped = len(plan.unchanged)
         self._upsert(plan, report, progress)
+        self._refresh_revisions(plan)
 
         report.prune_skipped = bool(report.errors) or not options.prune
         if report.prune_skipped:
@@ -199,6 +208,23 @@ class Syncer:
                 progress(done, total)
         report.indexed_docs = len(plan.upsert)
         report.indexed_chunks = total
+
+    def _refresh_revisions(self, plan: Plan) -> None:
+        for doc in plan.revised:
+            self.client.set_payload(
+                self.collection,
+                payload={index.F_REVISION: doc.revision},
+                points=models.Filter(
+                    must=[
+                        models.FieldCondition(
+                            key=index.F_DOC_ID, match=models.MatchValue(value=doc.doc_id)
+                        )
+                    ]
+                ),
+                wait=True,
+            )
+        if plan.revised:
+            log.info("ingest.revisions_refreshed", documents=len(plan.revised))
 
     def _dense_vectors(self, texts: list[str], report: SyncReport) -> list[list[float]]:
         cached = self.cache.get_many(texts)

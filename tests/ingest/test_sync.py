@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import subprocess
@@ -138,6 +139,25 @@ class TestIncrementalSync:
         assert first.indexed_chunks == sum(
             chunk_counts(qdrant, settings.qdrant_collection).values()
         )
+
+    def test_revision_only_change_refreshes_the_payload_without_embedding(
+        self, corpus: Path, qdrant: QdrantClient, settings: Settings, embedder: Embedder
+    ) -> None:
+        """A front-matter comment changes the file's bytes (its revision) but no indexed
+        field: nothing is re-embedded, and every chunk shows the new revision."""
+        syncer = make_syncer(qdrant, settings, embedder)
+        sync(syncer, corpus)
+        path = corpus / "postgres/PostgresReplicationLag.md"
+        path.write_text(PG_LAG.replace("---\ntitle:", "---\n# owned by the db team\ntitle:", 1))
+        report = sync(syncer, corpus)
+        assert (report.indexed_docs, report.embedded, report.skipped) == (0, 0, 2)
+        points, _ = qdrant.scroll(settings.qdrant_collection, limit=1000, with_payload=True)
+        revisions = {
+            str((p.payload or {})[index.F_REVISION])
+            for p in points
+            if (p.payload or {})["path"] == "postgres/PostgresReplicationLag.md"
+        }
+        assert revisions == {hashlib.sha256(path.read_bytes()).hexdigest()}
 
     def test_shrunk_document_is_pruned_and_deleted_document_removed(
         self, corpus: Path, qdrant: QdrantClient, settings: Settings, embedder: Embedder
