@@ -12,9 +12,9 @@ Dedup window. `dedup_ttl_s` defaults to 6 h: Alertmanager re-sends an unchanged 
 both. PagerDuty retries for up to 48 h; a retry after the window is a new job, but it finds
 the incident's post record (kept `post_ttl_s`, 7 days) and updates instead of posting again.
 
-Intended intake order: `first_seen(key)`, then enqueue; if the enqueue fails, `forget(key)`
-(best effort) and deliver in-process, so a redelivery by the sender is not swallowed by a
-mark whose job never reached the queue.
+Intake sets the seen mark and appends the job in one Redis script (`JobQueue.enqueue_once`
+with `seen_key` and `dedup_ttl_ms`), so a redelivery by the sender is never swallowed by a
+mark whose job did not reach the queue.
 
 Exactly one post per group. A worker calls `claim_post` before calling Slack:
 
@@ -207,9 +207,6 @@ class Ledger:
 
     def seen_key(self, dedup_key: str) -> str:
         """The key that marks a delivery as seen (set atomically with the enqueue)."""
-        return self._seen_key(dedup_key)
-
-    def _seen_key(self, dedup_key: str) -> str:
         return f"{self.prefix}seen:{_digest(dedup_key)}"
 
     def owed_post(self, group_key: str) -> tuple[str, int]:
@@ -218,15 +215,6 @@ class Ledger:
 
     def _post_key(self, group_key: str) -> str:
         return f"{self.prefix}post:{_digest(group_key)}"
-
-    async def first_seen(self, dedup_key: str) -> bool:
-        """True for the first caller with this key within `dedup_ttl_s`, False for repeats."""
-        ttl_ms = max(1, math.ceil(self.dedup_ttl_s * 1000))
-        return bool(await self._redis.set(self._seen_key(dedup_key), b"1", nx=True, px=ttl_ms))
-
-    async def forget(self, dedup_key: str) -> None:
-        """Undo `first_seen`, for an intake that marked a key but could not enqueue its job."""
-        await self._redis.delete(self._seen_key(dedup_key))
 
     async def claim_post(self, group_key: str, owner: str, lease_s: float = 120) -> ClaimResult:
         """Decide, atomically across workers and replicas, who posts this group to Slack."""

@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 import pytest
 import redis.asyncio as aioredis
 
+from enricher.jobs import JobQueue, new_job
 from enricher.ledger import AlreadyPosted, Claimed, InFlight, Ledger, PostRecord
 
 pytestmark = pytest.mark.anyio
@@ -38,34 +39,38 @@ def post_key(group_key: str) -> str:
     return "rbe:post:" + hashlib.sha256(group_key.encode()).hexdigest()
 
 
-class TestFirstSeen:
-    async def test_repeat_within_window(self, ledgers: tuple[Ledger, Ledger]) -> None:
+async def accepted(ledger: Ledger, queue: JobQueue, dedup_key: str) -> bool:
+    """Intake as the service does it: the ledger's seen mark, set atomically with the append."""
+    job = new_job("alertmanager", b"{}", dedup_key=dedup_key, group_key="g", status="firing")
+    entry = await queue.enqueue_once(job, ledger.seen_key(dedup_key), ledger.dedup_ttl_ms)
+    return entry is not None
+
+
+class TestDedupWindow:
+    async def test_repeat_within_window(
+        self, clients: tuple[aioredis.Redis, aioredis.Redis], ledgers: tuple[Ledger, Ledger]
+    ) -> None:
         """Only the first sighting of a key counts, whichever replica sees the repeat."""
         a, b = ledgers
-        assert await a.first_seen("am|group|firing|fp1@t0")
-        assert not await a.first_seen("am|group|firing|fp1@t0")
-        assert not await b.first_seen("am|group|firing|fp1@t0")
-        assert await b.first_seen("am|group|resolved|fp1@t0")
+        qa, qb = JobQueue(clients[0], consumer="a"), JobQueue(clients[1], consumer="b")
+        assert await accepted(a, qa, "am|group|firing|fp1@t0")
+        assert not await accepted(a, qa, "am|group|firing|fp1@t0")
+        assert not await accepted(b, qb, "am|group|firing|fp1@t0")
+        assert await accepted(b, qb, "am|group|resolved|fp1@t0")
 
     async def test_window_expires(self, clients: tuple[aioredis.Redis, aioredis.Redis]) -> None:
         """After `dedup_ttl_s` the same key is new again."""
         ledger = Ledger(clients[0], dedup_ttl_s=0.1)
-        assert await ledger.first_seen("pd|webhook-1")
+        queue = JobQueue(clients[0], consumer="a")
+        assert await accepted(ledger, queue, "pd|webhook-1")
         await asyncio.sleep(0.2)
-        assert await ledger.first_seen("pd|webhook-1")
-
-    async def test_forget(self, ledgers: tuple[Ledger, Ledger]) -> None:
-        """A forgotten key is accepted again, e.g. after its enqueue failed."""
-        a, _ = ledgers
-        assert await a.first_seen("pd|webhook-2")
-        await a.forget("pd|webhook-2")
-        assert await a.first_seen("pd|webhook-2")
+        assert await accepted(ledger, queue, "pd|webhook-1")
 
     async def test_default_window_covers_repeat_interval(
         self, clients: tuple[aioredis.Redis, aioredis.Redis], ledgers: tuple[Ledger, Ledger]
     ) -> None:
         """By default a key is remembered longer than Alertmanager's 4 h repeat_interval."""
-        await ledgers[0].first_seen("am|long")
+        await accepted(ledgers[0], JobQueue(clients[0], consumer="a"), "am|long")
         key = "rbe:seen:" + hashlib.sha256(b"am|long").hexdigest()
         assert 4 * 3600 < await clients[0].ttl(key) <= 6 * 3600
 
