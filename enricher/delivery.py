@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, TextIO
 
@@ -141,24 +142,11 @@ class BotDelivery:
         """Whether the thread under `ref` holds a reply this service sent with `marker`: a
         retried resolve must not reply twice when Slack stored the first reply but its answer
         was lost (or the process died before recording it)."""
-        cursor: str | None = None
-        for _ in range(MARKER_PAGES):
-            try:
-                response = await self._client.conversations_replies(
-                    channel=ref.channel,
-                    ts=ref.ts,
-                    limit=200,
-                    include_all_metadata=True,
-                    cursor=cursor,
-                )
-            except _TRANSPORT_ERRORS as exc:
-                raise _failure(exc) from exc
-            messages: list[dict[str, Any]] = response.get("messages") or []
+        async for _, messages in self._pages(
+            self._client.conversations_replies, channel=ref.channel, ts=ref.ts
+        ):
             if any(m.get("ts") != ref.ts and _has_marker(m, marker) for m in messages):
                 return True
-            cursor = (response.get("response_metadata") or {}).get("next_cursor") or None
-            if not response.get("has_more") or not cursor:
-                return False
         return False
 
     async def find_marker(self, channel: str, marker: str, since: float | None) -> PostRef | None:
@@ -166,27 +154,31 @@ class BotDelivery:
         job's arrival): closes the window between Slack accepting a post and its `ts` being
         stored. Pages through the channel history from a minute before `since`, so a busy
         channel cannot push the message out of reach (at most MARKER_PAGES pages)."""
-        cursor: str | None = None
         oldest = f"{since - MARKER_CLOCK_SLACK_S:.6f}" if since is not None else None
-        for _ in range(MARKER_PAGES):
-            try:
-                response = await self._client.conversations_history(
-                    channel=channel,
-                    limit=200,
-                    include_all_metadata=True,
-                    oldest=oldest,
-                    cursor=cursor,
-                )
-            except _TRANSPORT_ERRORS as exc:
-                raise _failure(exc) from exc
-            messages: list[dict[str, Any]] = response.get("messages") or []
+        async for response, messages in self._pages(
+            self._client.conversations_history, channel=channel, oldest=oldest
+        ):
             for message in messages:
                 if _has_marker(message, marker):
                     return PostRef(str(response.get("channel") or channel), str(message["ts"]))
+        return None
+
+    async def _pages(
+        self, method: Callable[..., Awaitable[Any]], **params: Any
+    ) -> AsyncIterator[tuple[Any, list[dict[str, Any]]]]:
+        """(response, messages) for up to MARKER_PAGES pages of 200, metadata included."""
+        cursor: str | None = None
+        for _ in range(MARKER_PAGES):
+            try:
+                response = await method(
+                    limit=200, include_all_metadata=True, cursor=cursor, **params
+                )
+            except _TRANSPORT_ERRORS as exc:
+                raise _failure(exc) from exc
+            yield response, response.get("messages") or []
             cursor = (response.get("response_metadata") or {}).get("next_cursor") or None
             if not response.get("has_more") or not cursor:
-                return None
-        return None
+                return
 
     async def close(self) -> None:
         session = getattr(self._client, "session", None)
