@@ -65,6 +65,7 @@ from ingest.sync import EMBED_TEXT_VERSION, Syncer, SyncOptions
 from scripts.bench_ingest import (
     MODELS_DIR,
     REPO,
+    emit,
     machine,
     note,
     peak_rss_mb,
@@ -649,15 +650,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "sizes": sizes,
     }
     report(result)
-    line = json.dumps(result, sort_keys=True)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(line + "\n")
-    print(line)
-    failures = [f for size in sizes for f in size["failures"]]
-    for failure in failures:
-        print(f"FAIL: {failure}", file=sys.stderr)
-    return 1 if failures else 0
+    return emit(result, args.out, [f for size in sizes for f in size["failures"]])
 
 
 if __name__ == "__main__":

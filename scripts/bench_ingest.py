@@ -56,6 +56,18 @@ PARTS = 4
 # --- shared with bench_enrich --------------------------------------------------------------
 
 
+def emit(result: dict[str, Any], out: Path | None, failures: Sequence[str]) -> int:
+    """The JSON line on stdout (and in `out`), failures on stderr; the exit status."""
+    line = json.dumps(result, sort_keys=True)
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(line + "\n")
+    print(line)
+    for failure in failures:
+        print(f"FAIL: {failure}", file=sys.stderr)
+    return 1 if failures else 0
+
+
 def peak_rss_mb() -> float:
     # Linux reports ru_maxrss in KiB.
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
@@ -509,14 +521,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logs.configure(json=False, level="WARNING")
     result, failures = run(args.docs, min(args.int8_docs, args.docs))
     report(result)
-    line = json.dumps(result, sort_keys=True)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(line + "\n")
-    print(line)
-    for failure in failures:
-        print(f"FAIL: {failure}", file=sys.stderr)
-    return 1 if failures else 0
+    return emit(result, args.out, failures)
 
 
 if __name__ == "__main__":
