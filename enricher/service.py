@@ -331,9 +331,7 @@ class Services:
             self.metrics.queue_depth.set(self.memory.qsize())
             return
         try:
-            self.metrics.queue_depth.set(
-                await self.queue.depth() + await self.queue.delayed_count()
-            )
+            self.metrics.queue_depth.set(await self.queue.backlog())
             self.metrics.pending_age.set(await self.queue.pending_age_s())
             self.metrics.dead_letter_depth.set(await self.queue.dead_count())
         except RedisError as exc:
