@@ -3,14 +3,15 @@
 `python -m enricher.calibrate --corpus DIR --cases FILE [--split dev] [--from 0.30] [--to 0.90]
 [--step 0.01] [--global-offset X] [--plot FILE.svg]`
 
-Each case gets ONE `Searcher.candidates` pass, made with the threshold at the bottom of the
-sweep; every threshold is then applied offline: a case is matched at t when its top
-candidate's confidence reaches t (t + the global offset when only the unfiltered tier
-answered). That reproduces `Searcher.search` exactly for the service and global tiers (a
-service hit is kept only when no unfiltered document beats it, so raising the bar moves
-both together). The alert-name tier is the approximation: at a high bar the real search
-may leave it for a document elsewhere that scores higher. The command therefore re-runs
-the real search at the suggested values and prints how many cases agree.
+Each case gets ONE `Searcher.search_ranked` pass, made with the threshold at the bottom of
+the sweep; every pair of bars is then applied offline by replaying `decide` (the bar, then
+the clear-winner margin) on the stored ranking, with the global bar where only the
+unfiltered tier answered. That reproduces `Searcher.search` exactly for the service and
+global tiers (a service hit is kept only when no unfiltered document beats it, so raising
+the bar moves both together). The alert-name tier is the approximation: at a high bar the
+real search may leave it for a document elsewhere that scores higher. The command
+therefore re-runs the real search at the suggested values and prints how many cases
+agree.
 
 Suggested value: the highest recall@1 (matched and right, over the cases expecting a
 runbook) among the thresholds whose false-match rate is at most 5% and whose no-match

@@ -5,9 +5,9 @@
 
 The corpus is indexed with the real embedders and `Syncer` into a throwaway collection in an
 embedded Qdrant under a temp dir, never the configured data dir. Every case then goes
-through what the webhook runs: `alert_from_body`, then `Searcher.search` for the status,
-tier and reported matches (threshold included), and `Searcher.candidates` for the ranking
-before the threshold.
+through what the webhook runs: `alert_from_body`, then `Searcher.search_ranked`, which is
+`Searcher.search` (status, tier and reported matches, threshold included) returning also
+the ranking it decided on (the candidates before the threshold).
 
 Metrics, over the cases of one split, overall and per kind:
 
