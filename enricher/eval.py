@@ -154,12 +154,15 @@ def run_cases(searcher: Searcher, cases: Sequence[Case]) -> list[Outcome]:
 
 def ablation_configs(base: SearchConfig) -> list[tuple[str, SearchConfig]]:
     """What each part buys. "bm25 only" and "dense only" use one retriever for the candidate
-    pool and for the confidence; the hybrid rows differ in the lexical evidence and tiers."""
+    pool and for the confidence; the hybrid rows add the lexical evidence, then the tiers,
+    then the metric evidence (rows without it have it off, so each row adds one part)."""
+    plain = replace(base, metric_evidence=False)
     return [
-        ("bm25 only", replace(base, mode="sparse")),
-        ("dense only", replace(base, mode="dense")),
-        ("hybrid, cosine only", replace(base, lexical_penalty=0.0)),
-        ("hybrid, no tiers", replace(base, tiers=False)),
+        ("bm25 only", replace(plain, mode="sparse")),
+        ("dense only", replace(plain, mode="dense")),
+        ("hybrid, cosine only", replace(plain, lexical_penalty=0.0)),
+        ("hybrid, no tiers", replace(plain, tiers=False)),
+        ("hybrid + tiers, no metrics", plain),
         ("hybrid + tiers", base),
     ]
 
@@ -376,7 +379,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--ablations",
         action="store_true",
-        help="also score bm25-only, dense-only and hybrid without tiers",
+        help="also score bm25-only, dense-only, and hybrid without tiers or metric evidence",
     )
     parser.add_argument("--failures", action="store_true", help="list the cases that missed")
     parser.add_argument("--gate", type=Path, help="fail if worse than this recorded baseline")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import uuid
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,8 +40,10 @@ F_DOC_HASH = "doc_hash"
 F_LAST_UPDATED = "last_updated"
 F_CHUNK_INDEX = "chunk_index"
 F_EMBED_MODEL = "embed_model"
+#: Identifiers in the chunk shaped like metric names (enricher.promql.quoted_names).
+F_METRICS = "metrics"
 
-KEYWORD_INDEXES = (F_ALERT_NAMES, F_SERVICES, F_DOC_ID, F_ALERT_KEYS, F_SERVICE_KEYS)
+KEYWORD_INDEXES = (F_ALERT_NAMES, F_SERVICES, F_DOC_ID, F_ALERT_KEYS, F_SERVICE_KEYS, F_METRICS)
 
 _POINT_NAMESPACE = uuid.UUID("6f1c1d8e-5b0a-4c55-9d7e-2b1f0c3a9e41")
 
@@ -95,14 +98,21 @@ def ensure_collection(client: QdrantClient, name: str, identity: ModelIdentity) 
             },
             metadata=_metadata(identity),
         )
-        with warnings.catch_warnings():
-            # Embedded mode ignores payload indexes and says so; the server needs them.
-            warnings.filterwarnings("ignore", message="Payload indexes have no effect")
-            for field in KEYWORD_INDEXES:
-                client.create_payload_index(name, field, models.PayloadSchemaType.KEYWORD)
+        _ensure_payload_indexes(client, name, KEYWORD_INDEXES)
         return CollectionState(created=True)
     verify_collection(client, name, identity)
+    # A collection from an older release may lack the index of a field added since.
+    schema = client.get_collection(name).payload_schema
+    _ensure_payload_indexes(client, name, [f for f in KEYWORD_INDEXES if f not in schema])
     return CollectionState(created=False)
+
+
+def _ensure_payload_indexes(client: QdrantClient, name: str, fields: Sequence[str]) -> None:
+    with warnings.catch_warnings():
+        # Embedded mode ignores payload indexes and says so; the server needs them.
+        warnings.filterwarnings("ignore", message="Payload indexes have no effect")
+        for field in fields:
+            client.create_payload_index(name, field, models.PayloadSchemaType.KEYWORD)
 
 
 def verify_collection(client: QdrantClient, name: str, identity: ModelIdentity) -> None:

@@ -1,4 +1,5 @@
-"""Metric names from an alert's rule expression: lexical evidence for the search. Pure.
+"""Metric names from an alert's rule expression and from runbook text: evidence for the
+search. Pure.
 
 Alertmanager's `generatorURL` links to the rule in Prometheus, with the rule's PromQL in
 the `g0.expr` query parameter. Runbooks quote the metrics their alert is built on
@@ -7,6 +8,9 @@ the alert was renamed or its annotations say little. Only the names are kept: fu
 label matchers, ranges, `by (...)` lists and numbers say nothing about which runbook
 applies. This is a reader of names, not a PromQL parser: an expression it cannot make
 sense of yields fewer names, never an error.
+
+On the runbook side, `quoted_names` lists the identifiers in a chunk that are shaped like
+metric names, so the search can tell which runbooks quote the metrics of an alert's rule.
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ _KEYWORDS = frozenset(
     {"and", "or", "unless", "bool", "offset", "by", "without", "on", "ignoring"}
     | {"group_left", "group_right", "inf", "nan", "atan2"}
 )
+#: Identifiers kept per runbook chunk; a chunk quoting more is a reference table, not a runbook.
+MAX_QUOTED_NAMES = 128
 #: Prometheus's own series about alerts: `ALERTS{alertname="X"}` names no metric of ours.
 _META = frozenset({"ALERTS", "ALERTS_FOR_STATE"})
 
@@ -72,3 +78,21 @@ def group_metric_names(generator_urls: Iterable[str]) -> tuple[str, ...]:
         if len(names) >= MAX_NAMES:
             break
     return tuple(names[:MAX_NAMES])
+
+
+def quoted_names(text: str) -> tuple[str, ...]:
+    """Identifiers in runbook text that may be metric or recording-rule names, first seen first.
+
+    Only identifiers with an underscore count: Prometheus's naming conventions give every
+    real metric one (`redis_up`, `job:http_errors:rate5m`), and plain words never match an
+    alert's metric anyway. Label values and function names slip in; they cost a few bytes of
+    payload and can only match a metric name that is spelled the same.
+    """
+    names: dict[str, None] = {}
+    for match in _NAME.finditer(text):
+        name = match.group(0).strip(":")
+        if "_" in name.strip("_"):
+            names.setdefault(name, None)
+            if len(names) >= MAX_QUOTED_NAMES:
+                break
+    return tuple(names)

@@ -7,6 +7,10 @@ dense vector (cosine to the query, in 0..1 for this model) plus a bonus when the
 names the alert exactly. That confidence orders documents and is compared with the
 threshold. docs/RETRIEVAL.md records how the numbers were fitted.
 
+Below the bar, a top runbook can still be taken on evidence the scores cannot see: a clear
+lead over every other runbook, or being the only runbook that quotes a metric of the
+alert's rule expression. Neither ever reorders the candidates.
+
 `python -m enricher.search --payload FILE` prints the result JSON for a webhook body.
 """
 
@@ -65,6 +69,9 @@ class SearchConfig:
     #: 60 is the value from the original RRF paper and flattens rank differences.
     rrf_k: int = 60
     stale_after_days: int = 180
+    #: Take a top runbook below the bar (over `margin_floor`) when it is the only runbook
+    #: quoting a metric of the alert's rule. Off only as an ablation.
+    metric_evidence: bool = True
     #: "dense" and "sparse" are ablations: one retriever fills the pool *and* scores it.
     mode: Mode = "hybrid"
     tiers: bool = True
@@ -90,6 +97,8 @@ class Ranking:
     tier: Tier
     #: Confidence of the best *other* runbook in the unfiltered search (0 when none).
     runner_up: float = 0.0
+    #: Runbooks that are the only one quoting some metric of the alert's rule expression.
+    vouched: frozenset[str] = frozenset()
 
 
 def decide(ranking: Ranking, config: SearchConfig) -> tuple[Candidate, ...]:
@@ -104,11 +113,10 @@ def decide(ranking: Ranking, config: SearchConfig) -> tuple[Candidate, ...]:
     if confident:
         return confident
     top = ranking.candidates[0]
-    clear_winner = (
-        top.score >= config.margin_floor and top.score - ranking.runner_up >= config.margin
-    )
-    if ranking.tier in ("service", "global") and clear_winner:
-        return (top,)
+    clear_winner = top.score - ranking.runner_up >= config.margin
+    vouched = config.metric_evidence and top.doc_id in ranking.vouched
+    if ranking.tier in ("service", "global") and top.score >= config.margin_floor:
+        return (top,) if clear_winner or vouched else ()
     return ()
 
 
@@ -169,14 +177,42 @@ class Searcher:
         # unusual service label must not hide a clearly better runbook elsewhere.
         unfiltered = retrieve(None)
         runner_up = _runner_up(unfiltered)
+        vouched = self._sole_quoters(alert.metrics)
         if query.service_keys:
             by_service = models.FieldCondition(
                 key=index.F_SERVICE_KEYS, match=models.MatchAny(any=list(query.service_keys))
             )
             scoped = retrieve(models.Filter(must=[by_service]))
             if scoped and (not unfiltered or scoped[0].score >= unfiltered[0].score):
-                return Ranking(tuple(scoped), "service", runner_up)
-        return Ranking(tuple(unfiltered), "global", runner_up)
+                return Ranking(tuple(scoped), "service", runner_up, vouched)
+        return Ranking(tuple(unfiltered), "global", runner_up, vouched)
+
+    def _sole_quoters(self, metrics: Sequence[str]) -> frozenset[str]:
+        """Runbooks that are the only one quoting one of `metrics`.
+
+        A metric quoted by one runbook points at it the way an alert name does; one quoted
+        by several (`up`, a shared request counter) says nothing about which of them applies.
+        """
+        if not self.config.metric_evidence:
+            return frozenset()
+        sole: set[str] = set()
+        for metric in metrics:
+            quoted = models.FieldCondition(
+                key=index.F_METRICS, match=models.MatchValue(value=metric)
+            )
+            try:
+                hits = self.client.facet(
+                    self.collection,
+                    key=index.F_DOC_ID,
+                    facet_filter=models.Filter(must=[quoted]),
+                    limit=2,
+                    exact=True,
+                ).hits
+            except Exception as exc:  # any transport or server fault means "search is down"
+                raise _unavailable(exc) from exc
+            if len(hits) == 1:
+                sole.add(str(hits[0].value))
+        return frozenset(sole)
 
     def _lexical(self, sparse: SparseVector) -> dict[str, float]:
         """Each runbook's best BM25 score relative to the best runbook's, in 0..1."""

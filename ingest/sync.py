@@ -19,6 +19,7 @@ from qdrant_client import QdrantClient, models
 from enricher import index
 from enricher.embedding import Embedder
 from enricher.names import name_key
+from enricher.promql import quoted_names
 from ingest.cache import EmbeddingCache
 from ingest.chunking import chunk_markdown, embed_text
 from ingest.document import Chunk, Document, SourceError
@@ -61,16 +62,18 @@ class SyncOptions:
     chunk_min_chars: int = 250
 
 
-#: Bump when embed_text() changes what is embedded for the same chunk.
-EMBED_TEXT_VERSION = 1
+#: Bump when embed_text() changes what is embedded for the same chunk, or when the payload
+#: written for a chunk gains a field: every document is then re-indexed once (the embedding
+#: cache still spares the model the texts that did not change).
+#: 2: chunks carry the metric names they quote (index.F_METRICS).
+INDEX_RECIPE_VERSION = 2
 
 
 def _indexed_hash(doc: Document, options: SyncOptions) -> str:
-    """The document hash as indexed: content plus the chunking settings and the embed-text
-    recipe, so changing CHUNK_MAX_CHARS re-chunks documents whose text did not change."""
-    recipe = (
-        f"{doc.doc_hash}|{options.chunk_max_chars}|{options.chunk_min_chars}|{EMBED_TEXT_VERSION}"
-    )
+    """The document hash as indexed: content plus the chunking settings and the index recipe,
+    so changing CHUNK_MAX_CHARS re-chunks documents whose text did not change."""
+    chunking = f"{options.chunk_max_chars}|{options.chunk_min_chars}"
+    recipe = f"{doc.doc_hash}|{chunking}|{INDEX_RECIPE_VERSION}"
     return hashlib.sha256(recipe.encode()).hexdigest()
 
 
@@ -121,6 +124,7 @@ def payload_for(doc: Document, chunk: Chunk, embed_model: str) -> dict[str, obje
         index.F_LAST_UPDATED: doc.last_updated.isoformat(),
         index.F_CHUNK_INDEX: chunk.index,
         index.F_EMBED_MODEL: embed_model,
+        index.F_METRICS: list(quoted_names(chunk.text)),
     }
 
 

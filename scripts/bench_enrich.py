@@ -61,7 +61,7 @@ from ingest.cache import EmbeddingCache
 from ingest.chunking import chunk_markdown
 from ingest.frontmatter import split_front_matter
 from ingest.sources import DOC_HASH_VERSION
-from ingest.sync import EMBED_TEXT_VERSION, Syncer, SyncOptions
+from ingest.sync import INDEX_RECIPE_VERSION, Syncer, SyncOptions
 from scripts.bench_ingest import (
     MODELS_DIR,
     REPO,
@@ -286,7 +286,7 @@ def ensure_index(
     # embed-text recipes, the index contract (enricher/index.py) and the client version.
     contract = hashlib.sha256(Path(index.__file__).read_bytes()).hexdigest()
     key = hashlib.sha256(json.dumps([
-        GENERATOR_VERSION, SEED, len(books), embedder.identity.key, EMBED_TEXT_VERSION,
+        GENERATOR_VERSION, SEED, len(books), embedder.identity.key, INDEX_RECIPE_VERSION,
         DOC_HASH_VERSION, options.chunk_max_chars, options.chunk_min_chars, contract,
         importlib.metadata.version("qdrant-client"),
     ]).encode()).hexdigest()[:16]

@@ -206,9 +206,11 @@ class TestEvaluate:
     def test_corpus_and_ablations(self, evaluation: Evaluation) -> None:
         assert (evaluation.documents, evaluation.unknown_expected) == (4, ())
         assert [r.name for r in evaluation.runs] == [
-            "bm25 only", "dense only", "hybrid, cosine only", "hybrid, no tiers", "hybrid + tiers"]
+            "bm25 only", "dense only", "hybrid, cosine only", "hybrid, no tiers",
+            "hybrid + tiers, no metrics", "hybrid + tiers"]
         assert {r.config.mode for r in evaluation.runs} == {"sparse", "dense", "hybrid"}
-        assert evaluation.main.config.tiers
+        assert evaluation.main.config.tiers and evaluation.main.config.metric_evidence
+        assert not evaluation.runs[-2].config.metric_evidence
 
     def test_out_file_format(self, evaluation: Evaluation, tmp_path: Path) -> None:
         """One JSON line per case with the field names other tools read."""

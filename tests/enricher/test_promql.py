@@ -1,4 +1,4 @@
-"""Metric names read from rule expressions (enricher.promql)."""
+"""Metric names read from rule expressions and runbook text (enricher.promql)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,11 @@ import pytest
 from enricher.promql import (
     MAX_EXPRESSION_CHARS,
     MAX_NAMES,
+    MAX_QUOTED_NAMES,
     expression,
     group_metric_names,
     metric_names,
+    quoted_names,
 )
 
 
@@ -92,3 +94,29 @@ class TestGroupMetricNames:
         urls = [prometheus_url(f"metric_{i} > 0") for i in range(MAX_NAMES + 5)]
         names = group_metric_names(urls)
         assert names == tuple(f"metric_{i}" for i in range(MAX_NAMES))
+
+
+class TestQuotedNames:
+    def test_metric_shaped_identifiers_in_prose_and_code(self) -> None:
+        """Names with an underscore count, wherever they stand; plain words and calls do not."""
+        text = (
+            "The lag metric pg_replication_lag_seconds keeps growing.\n"
+            "```promql\nsum by (job) (rate(kafka_producer_record_error_total{job='x'}[5m]))\n"
+            "job:http_errors:rate5m > 0.1\n```"
+        )
+        assert quoted_names(text) == (
+            "pg_replication_lag_seconds",
+            "kafka_producer_record_error_total",
+            "job:http_errors:rate5m",
+        )
+
+    def test_each_name_once_first_seen_first(self) -> None:
+        assert quoted_names("b_total a_total b_total") == ("b_total", "a_total")
+
+    def test_underscores_alone_do_not_make_a_name(self) -> None:
+        """`__name__` and `_` are label syntax, not metric names; a trailing colon is trimmed."""
+        assert quoted_names("__name__ _ __ redis_up:") == ("redis_up",)
+
+    def test_capped(self) -> None:
+        text = " ".join(f"metric_{i}" for i in range(MAX_QUOTED_NAMES + 10))
+        assert len(quoted_names(text)) == MAX_QUOTED_NAMES

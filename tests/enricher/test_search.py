@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -23,11 +24,13 @@ from tests.conftest import REPO
 CONFIG = SearchConfig(threshold=0.6, global_threshold=0.65, margin_floor=0.35, margin=0.15)
 
 
-def ranking(tier: str, *scores: float, runner_up: float = 0.0) -> Ranking:
+def ranking(
+    tier: str, *scores: float, runner_up: float = 0.0, vouched: frozenset[str] = frozenset()
+) -> Ranking:
     cands = tuple(
         Candidate({"doc_id": f"d{i}", "path": f"p{i}.md"}, s) for i, s in enumerate(scores)
     )
-    return Ranking(cands, tier, runner_up)  # type: ignore[arg-type]
+    return Ranking(cands, tier, runner_up, vouched)  # type: ignore[arg-type]
 
 
 class TestDecide:
@@ -47,6 +50,28 @@ class TestDecide:
     def test_threshold_then_clear_winner(self, rank: Ranking, chosen: list[str]) -> None:
         """Above the tier's bar, up to top_k; below it, only a clear winner over the floor."""
         assert [c.doc_id for c in decide(rank, CONFIG)] == chosen
+
+    @pytest.mark.parametrize(
+        ("rank", "chosen"),
+        [
+            (ranking("global", 0.5, 0.48, runner_up=0.48, vouched=frozenset({"d0"})), ["d0"]),
+            (ranking("service", 0.4, 0.39, runner_up=0.39, vouched=frozenset({"d0"})), ["d0"]),
+            # Evidence for the runner-up never promotes it over the top candidate.
+            (ranking("global", 0.5, 0.48, runner_up=0.48, vouched=frozenset({"d1"})), []),
+            (ranking("global", 0.3, 0.1, runner_up=0.1, vouched=frozenset({"d0"})), []),
+            (ranking("alert_name", 0.5, vouched=frozenset({"d0"})), []),
+        ],
+    )
+    def test_the_only_runbook_quoting_the_metric_is_taken(
+        self, rank: Ranking, chosen: list[str]
+    ) -> None:
+        """Below the bar and without a clear lead, the top runbook is still taken (over the
+        floor, in the service and global tiers) when no other runbook quotes its metric."""
+        assert [c.doc_id for c in decide(rank, CONFIG)] == chosen
+
+    def test_metric_evidence_can_be_switched_off(self) -> None:
+        rank = ranking("global", 0.5, 0.48, runner_up=0.48, vouched=frozenset({"d0"}))
+        assert decide(rank, replace(CONFIG, metric_evidence=False)) == ()
 
 
 @pytest.fixture(scope="module")
@@ -118,6 +143,18 @@ class TestTiers:
         assert len(paths) == len(set(paths)) <= 3
         assert all(0 <= m.score <= 1 for m in result.matches)
 
+    def test_a_metric_quoted_by_one_runbook_vouches_for_it(self, searcher: Searcher) -> None:
+        """The webhook-backlog metric is in one runbook; the Envoy latency histogram in two."""
+        renamed = replace(
+            alert("PSPCallbackQueueGrowing", None, "Provider callbacks not processed"),
+            metrics=("payments_webhook_pending_events", "envoy_cluster_upstream_rq_time_bucket"),
+        )
+        vouched = searcher.rank(renamed).vouched
+        assert vouched == {"runbooks:payments/PaymentWebhookBacklog.md"}
+
+    def test_an_alert_without_metrics_has_no_vouched_runbook(self, searcher: Searcher) -> None:
+        assert searcher.rank(alert("OpsAlert7", None, "price changes not visible")).vouched == set()
+
     def test_index_has_the_payload_contract(self, searcher: Searcher) -> None:
         """Every point carries the fields search reads."""
         points, _ = searcher.client.scroll(searcher.collection, limit=1, with_payload=True)
@@ -132,6 +169,7 @@ class TestTiers:
             index.F_SERVICE_KEYS,
             index.F_REVISION,
             index.F_LAST_UPDATED,
+            index.F_METRICS,
         ):
             assert field in payload
 

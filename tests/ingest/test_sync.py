@@ -19,6 +19,7 @@ from enricher import index
 from enricher.embedding import Embedder, ModelIdentity
 from enricher.errors import ConfigError
 from enricher.settings import Settings
+from ingest import sync as sync_module
 from ingest.cache import EmbeddingCache, connect
 from ingest.sync import Syncer, SyncOptions, SyncReport
 from scripts.local_redis import free_port
@@ -226,6 +227,8 @@ class TestIncrementalSync:
         assert payload["last_updated"].startswith("2026-10-01")
         assert payload["embed_model"] == embedder.identity.dense
         assert payload["doc_id"] == "runbooks:postgres/PostgresReplicationLag.md"
+        quoted = {name for p in lag for name in (p.payload or {})["metrics"]}
+        assert "pg_replication_lag_seconds" in quoted
         assert {p.id for p in lag} == {
             index.point_id(payload["doc_id"], i) for i in range(len(lag))
         }
@@ -255,6 +258,25 @@ class TestRedisCache:
         assert report.indexed_docs == 1
         assert report.from_cache == 0
         assert report.embedded == report.indexed_chunks
+
+    def test_new_index_recipe_rewrites_everything_from_cache(
+        self,
+        corpus: Path,
+        qdrant: QdrantClient,
+        settings: Settings,
+        embedder: Embedder,
+        monkeypatch: pytest.MonkeyPatch,
+    ) -> None:
+        """An upgrade that changes the stored payload re-indexes every document once, and the
+        model is not asked again: the texts it embeds did not change."""
+        syncer = make_syncer(qdrant, settings, embedder)
+        sync(syncer, corpus)
+        bumped = sync_module.INDEX_RECIPE_VERSION + 1
+        monkeypatch.setattr(sync_module, "INDEX_RECIPE_VERSION", bumped)
+        report = sync(syncer, corpus)
+        assert (report.indexed_docs, report.skipped) == (2, 0)
+        assert report.from_cache == report.embedded == report.indexed_chunks > 0
+        assert sync(syncer, corpus).skipped == 2
 
     def test_cached_vectors_equal_fresh_ones(self, redis_url: str, embedder: Embedder) -> None:
         """What comes back from Redis is the vector that went in (float32 precision)."""
@@ -318,6 +340,33 @@ class TestModelIdentity:
             ConfigError, match=r"768-dim vectors but the configured model makes 384"
         ):
             index.verify_collection(qdrant, settings.qdrant_collection, embedder.identity)
+
+    def test_existing_collection_gains_missing_payload_indexes(
+        self,
+        qdrant: QdrantClient,
+        settings: Settings,
+        embedder: Embedder,
+        monkeypatch: pytest.MonkeyPatch,
+    ) -> None:
+        """A collection from a release before `metrics` existed gets that field's index (and
+        only that one) the next time ingest opens it. Embedded Qdrant keeps no payload
+        indexes, so the older schema is what its `get_collection` is made to report."""
+        name = settings.qdrant_collection
+        index.ensure_collection(qdrant, name, embedder.identity)
+        real_get = qdrant.get_collection
+        keyword = models.PayloadIndexInfo(data_type=models.PayloadSchemaType.KEYWORD, points=0)
+        older = {field: keyword for field in index.KEYWORD_INDEXES if field != index.F_METRICS}
+        created: list[str] = []
+        monkeypatch.setattr(
+            qdrant,
+            "get_collection",
+            lambda n: real_get(n).model_copy(update={"payload_schema": older}),
+        )
+        monkeypatch.setattr(
+            qdrant, "create_payload_index", lambda n, field, schema: created.append(field)
+        )
+        state = index.ensure_collection(qdrant, name, embedder.identity)
+        assert (state.created, created) == (False, [index.F_METRICS])
 
     def test_missing_model_dir_names_the_fix(self, tmp_path: Path) -> None:
         """An empty MODELS_DIR fails at load with the command that builds the models."""
