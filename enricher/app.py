@@ -24,7 +24,6 @@ from enricher.alertmanager import (
 from enricher.errors import BadRequest, PayloadTooLarge
 from enricher.jobs import Job, new_job
 from enricher.pagerduty import (
-    delivery_identity,
     normalize_incident,
     parse_pagerduty,
     verify_signature,
@@ -120,7 +119,9 @@ def create_app(services: Services) -> Starlette:
         if alert is None:
             log.info("webhook.ignored", source="pagerduty", event_type=webhook.event.event_type)
             return JSONResponse({"status": "ignored"}, status_code=202)
-        dedup_key = "pd:" + delivery_identity(request.headers.get("x-webhook-id"), webhook)
+        # The event id is inside the signed body, so a replayed body cannot pass as a new
+        # delivery (the X-Webhook-Id header is not signed); PagerDuty's retries resend it.
+        dedup_key = "pd:" + webhook.event.id
         job = new_job(
             "pagerduty", body, dedup_key=dedup_key, group_key=alert.group_key, status=alert.status
         )

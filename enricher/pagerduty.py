@@ -22,6 +22,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Discriminator,
+    Field,
     JsonValue,
     Tag,
     ValidationError,
@@ -101,7 +102,8 @@ EventData = Annotated[
 
 
 class Event(_Model):
-    id: str
+    #: The idempotency key of the delivery (enricher.app): it must be there, and bounded.
+    id: Annotated[str, Field(min_length=1, max_length=256, pattern=r"\S")]
     event_type: str
     resource_type: str
     occurred_at: AwareDatetime | None = None
@@ -284,14 +286,6 @@ def normalize_incident(webhook: PagerDutyWebhook) -> Alert | None:
     )
 
 
-def delivery_identity(webhook_id_header: str | None, webhook: PagerDutyWebhook) -> str:
-    """Idempotency key of a delivery: `X-Webhook-Id` (stable across PagerDuty's retries),
-    else the event id from the signed body."""
-    if webhook_id_header and webhook_id_header.strip():
-        return webhook_id_header.strip()
-    return webhook.event.id
-
-
 __all__ = [
     "RELEVANT_EVENTS",
     "URGENCY_SEVERITY",
@@ -301,7 +295,6 @@ __all__ = [
     "PagerDutyWebhook",
     "ParsedTitle",
     "Reference",
-    "delivery_identity",
     "normalize_incident",
     "parse_pagerduty",
     "parse_title",

@@ -102,13 +102,33 @@ class TestPagerDutySignature:
         )
         assert (response.status_code, response.json()) == (202, {"status": "ignored"})
 
-    def test_retry_with_same_webhook_id_is_deduplicated(self, client: TestClient) -> None:
-        """PagerDuty's retry (same X-Webhook-Id) is acknowledged without a second job."""
-        headers = {"X-PagerDuty-Signature": sign(self.BODY, PD_SECRETS[0]), "X-Webhook-Id": "W1"}
-        first = client.post("/webhook/pagerduty", content=self.BODY, headers=headers)
-        again = client.post("/webhook/pagerduty", content=self.BODY, headers=headers)
+    def test_retry_of_the_same_event_is_deduplicated(self, client: TestClient) -> None:
+        """PagerDuty's retry resends the signed body: acknowledged without a second job, even
+        under another X-Webhook-Id (that header is not signed, so it cannot be the key)."""
+        signature = sign(self.BODY, PD_SECRETS[0])
+        first = client.post(
+            "/webhook/pagerduty",
+            content=self.BODY,
+            headers={"X-PagerDuty-Signature": signature, "X-Webhook-Id": "W1"},
+        )
+        replayed = client.post(
+            "/webhook/pagerduty",
+            content=self.BODY,
+            headers={"X-PagerDuty-Signature": signature, "X-Webhook-Id": "W2"},
+        )
         assert first.json() == {"status": "queued"}
-        assert again.json() == {"status": "duplicate"}
+        assert replayed.json() == {"status": "duplicate"}
+
+    def test_another_event_of_the_incident_is_queued(self, client: TestClient) -> None:
+        """The key is the event, not the incident: a new event id is a new delivery."""
+        for event_id in ("01EVT-A", "01EVT-B"):
+            body = dumps(pd_body("Disk full on db-1", "postgres", event_id=event_id))
+            response = client.post(
+                "/webhook/pagerduty",
+                content=body,
+                headers={"X-PagerDuty-Signature": sign(body, PD_SECRETS[0])},
+            )
+            assert response.json() == {"status": "queued"}
 
 
 HOSTILE = [

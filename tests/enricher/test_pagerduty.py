@@ -16,7 +16,6 @@ from enricher.pagerduty import (
     Incident,
     IncidentNote,
     PagerDutyWebhook,
-    delivery_identity,
     normalize_incident,
     parse_pagerduty,
     parse_title,
@@ -183,6 +182,9 @@ MALFORMED: list[tuple[str, bytes, str]] = [
     ("missing-event", b'{"events": []}', "event: field required"),
     ("event-not-object", b'{"event": "incident.triggered"}', "event: input should be"),
     ("missing-event-id", _with(("event", "id"), DELETE), "event.id: field required"),
+    ("empty-event-id", _with(("event", "id"), ""), "event.id: string should have at least"),
+    ("blank-event-id", _with(("event", "id"), "   "), "event.id: string should match"),
+    ("huge-event-id", _with(("event", "id"), "x" * 257), "event.id: string should have at most"),
     ("numeric-event-type", _with(("event", "event_type"), 7), "event.event_type: input should"),
     ("bad-occurred-at", _with(("event", "occurred_at"), "soon"), "event.occurred_at:"),
     (
@@ -460,21 +462,3 @@ class TestNormalizeIncident:
         assert alert is not None
         assert (alert.service, alert.labels) == (None, {"urgency": "high"})
 
-
-WEBHOOK_ID = "c1b5e9a0-4f3d-4b8e-9a7c-2d1e0f9b8a76"
-
-
-class TestDeliveryIdentity:
-    @pytest.mark.parametrize(
-        ("header", "expected"),
-        [
-            pytest.param(WEBHOOK_ID, WEBHOOK_ID, id="header"),
-            pytest.param("  abc  ", "abc", id="header-stripped"),
-            pytest.param(None, "01EU6V4WZ7QAYJ5TRZBGXKDE0H", id="missing-uses-event-id"),
-            pytest.param("", "01EU6V4WZ7QAYJ5TRZBGXKDE0H", id="empty-uses-event-id"),
-        ],
-    )
-    def test_key(self, header: str | None, expected: str) -> None:
-        """X-Webhook-Id is the key, the event id when the header is absent."""
-        webhook = parse_pagerduty(raw("incident_triggered_am_title.json"))
-        assert delivery_identity(header, webhook) == expected

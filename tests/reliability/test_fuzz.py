@@ -208,7 +208,9 @@ def _am_starting(starts: str) -> bytes:
 
 
 def _pd_created(created: str) -> bytes:
-    body = pd_body("[FIRING:1] KafkaConsumerLagHigh kafka (critical)", "kafka")
+    body = pd_body(
+        "[FIRING:1] KafkaConsumerLagHigh kafka (critical)", "kafka", event_id=f"01EDGE-{created}"
+    )
     body["event"]["data"]["created_at"] = created
     return json.dumps(body).encode()
 
