@@ -12,12 +12,20 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from qdrant_client import QdrantClient
+from qdrant_client import QdrantClient, models
 
 from enricher import index
 from enricher.alert import Alert
 from enricher.embedding import Embedder
-from enricher.search import Candidate, Ranking, SearchConfig, Searcher, decide
+from enricher.search import (
+    QUOTE_SCAN_LIMIT,
+    Candidate,
+    Ranking,
+    SearchConfig,
+    Searcher,
+    decide,
+    sole_quoters,
+)
 from enricher.settings import Settings
 from tests.conftest import REPO
 
@@ -72,6 +80,36 @@ class TestDecide:
     def test_metric_evidence_can_be_switched_off(self) -> None:
         rank = ranking("global", 0.5, 0.48, runner_up=0.48, vouched=frozenset({"d0"}))
         assert decide(rank, replace(CONFIG, metric_evidence=False)) == ()
+
+
+class TestSoleQuoters:
+    def test_a_metric_in_one_document_vouches_for_it(self) -> None:
+        """Chunks of one document count once; a metric in two documents vouches for none."""
+        payloads = [
+            {"doc_id": "a", "metrics": ["m_one", "m_shared"]},
+            {"doc_id": "a", "metrics": ["m_one"]},
+            {"doc_id": "b", "metrics": ["m_shared", "m_other"]},
+        ]
+        assert sole_quoters(["m_one", "m_shared"], payloads) == {"a"}
+        assert sole_quoters(["m_shared"], payloads) == set()
+        assert sole_quoters(["m_missing"], payloads) == set()
+
+    def test_metrics_quoted_everywhere_vouch_for_nothing(self, embedder: Embedder) -> None:
+        """Past QUOTE_SCAN_LIMIT quoting chunks the scan stops, and no runbook is vouched for
+        (the chunks it did not read could be other runbooks quoting the same metric)."""
+        client = QdrantClient(":memory:")
+        client.create_collection("c", vectors_config={})
+        client.upsert(
+            "c",
+            [
+                models.PointStruct(id=i, vector={}, payload={"doc_id": "a", "metrics": ["m_x"]})
+                for i in range(QUOTE_SCAN_LIMIT)
+            ],
+        )
+        searcher = Searcher(client, "c", embedder, SearchConfig())
+        assert searcher._sole_quoters(["m_x"]) == set()
+        client.delete("c", points_selector=models.PointIdsList(points=[0]))
+        assert searcher._sole_quoters(["m_x"]) == {"a"}
 
 
 @pytest.fixture(scope="module")
