@@ -226,6 +226,10 @@ def _match_blocks(match: Match, base: str | None, budget: _Budget) -> list[Block
     if match.revision:
         meta.append(f"rev {safe_line(match.revision[:8], 8)}")
     meta.append(f"match {_readable_score(match.score)}%")
+    if match.quoted_metrics:
+        # Names from the rule's PromQL: letters, digits, "_" and ":" only.
+        quoted = ", ".join(f"`{safe_line(m, 80)}`" for m in match.quoted_metrics[:2])
+        meta.append(f"📈 the only runbook quoting {quoted} from the alert rule")
     if match.stale:
         days = "day" if match.age_days == 1 else "days"
         meta.append(f"⚠️ stale: last reviewed {match.age_days} {days} ago")

@@ -25,6 +25,8 @@ class Match:
     text: str
     revision: str = ""
     anchor: str = ""
+    #: Metrics of the alert's rule that this runbook alone quotes (enricher.search).
+    quoted_metrics: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

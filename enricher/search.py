@@ -19,8 +19,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -101,8 +101,9 @@ class Ranking:
     tier: Tier
     #: Confidence of the best *other* runbook in the unfiltered search (0 when none).
     runner_up: float = 0.0
-    #: Runbooks that are the only one quoting some metric of the alert's rule expression.
-    vouched: frozenset[str] = frozenset()
+    #: Runbooks that are the only one quoting some metric of the alert's rule expression,
+    #: with those metrics.
+    vouched: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 def decide(ranking: Ranking, config: SearchConfig) -> tuple[Candidate, ...]:
@@ -149,7 +150,7 @@ class Searcher:
         if not confident:
             return SearchResult(status="no_match", tier=ranking.tier), ranking
         when = now or datetime.now(UTC)
-        matches = tuple(self._match(c, when) for c in confident)
+        matches = tuple(self._match(c, when, ranking.vouched) for c in confident)
         return SearchResult(status="matched", tier=ranking.tier, matches=matches), ranking
 
     def rank(self, alert: Alert) -> Ranking:
@@ -191,8 +192,8 @@ class Searcher:
                 return Ranking(tuple(scoped), "service", runner_up, vouched)
         return Ranking(tuple(unfiltered), "global", runner_up, vouched)
 
-    def _sole_quoters(self, metrics: Sequence[str]) -> frozenset[str]:
-        """Runbooks that are the only one quoting one of `metrics`.
+    def _sole_quoters(self, metrics: Sequence[str]) -> dict[str, tuple[str, ...]]:
+        """Runbooks that are the only one quoting one of `metrics`, with those metrics.
 
         A metric quoted by one runbook points at it the way an alert name does; one quoted
         by several (`up`, a shared request counter) says nothing about which of them applies.
@@ -200,7 +201,7 @@ class Searcher:
         (0.16 s at 10k chunks on 2 cores, docs/PERFORMANCE.md); the server uses its index.
         """
         if not (self.config.metric_evidence and metrics):
-            return frozenset()
+            return {}
         quoting = models.FieldCondition(
             key=index.F_METRICS, match=models.MatchAny(any=list(metrics))
         )
@@ -215,7 +216,7 @@ class Searcher:
         except Exception as exc:  # any transport or server fault means "search is down"
             raise _unavailable(exc) from exc
         if len(points) >= QUOTE_SCAN_LIMIT:  # quoted everywhere: evidence for nothing
-            return frozenset()
+            return {}
         return sole_quoters(metrics, [p.payload or {} for p in points])
 
     def _lexical(self, sparse: SparseVector) -> dict[str, float]:
@@ -309,7 +310,9 @@ class Searcher:
                 best[doc_id] = Candidate(payload=payload, score=score)
         return sorted(best.values(), key=lambda c: -c.score)
 
-    def _match(self, candidate: Candidate, now: datetime) -> Match:
+    def _match(
+        self, candidate: Candidate, now: datetime, vouched: Mapping[str, tuple[str, ...]]
+    ) -> Match:
         p = candidate.payload
         updated = datetime.fromisoformat(str(p[index.F_LAST_UPDATED]))
         age_days = max(0, (now - updated).days)
@@ -325,17 +328,26 @@ class Searcher:
             text=str(p[index.F_TEXT]),
             revision=str(p.get(index.F_REVISION, "")),
             anchor=str(p.get(index.F_ANCHOR, "")),
+            quoted_metrics=tuple(vouched.get(candidate.doc_id, ())),
         )
 
 
-def sole_quoters(metrics: Sequence[str], payloads: Sequence[dict[str, Any]]) -> frozenset[str]:
-    """Doc ids that are, among the chunk `payloads`, the only document quoting some metric."""
+def sole_quoters(
+    metrics: Sequence[str], payloads: Sequence[Mapping[str, Any]]
+) -> dict[str, tuple[str, ...]]:
+    """Doc id -> the metrics that, among the chunk `payloads`, only that document quotes
+    (in the order of `metrics`)."""
     quoted_by: dict[str, set[str]] = {metric: set() for metric in metrics}
     for payload in payloads:
         for metric in payload.get(index.F_METRICS, []):
             if metric in quoted_by:
                 quoted_by[metric].add(str(payload[index.F_DOC_ID]))
-    return frozenset(doc for docs in quoted_by.values() if len(docs) == 1 for doc in docs)
+    sole: dict[str, tuple[str, ...]] = {}
+    for metric, docs in quoted_by.items():
+        if len(docs) == 1:
+            (doc,) = docs
+            sole[doc] = (*sole.get(doc, ()), metric)
+    return sole
 
 
 def _unavailable(exc: Exception) -> SearchUnavailable:

@@ -131,6 +131,17 @@ class TestFiringMatched:
         body = texts(render_message(make_alert(), result, now=NOW))
         assert "⚠️ stale: last reviewed 400 days ago" in body
 
+    def test_metric_evidence_is_named(self) -> None:
+        """A runbook that alone quotes the rule's metrics says so (two at most); others don't."""
+        quoting = make_match(0, quoted_metrics=("pg_replication_lag_seconds", "b_total", "c"))
+        body = texts(render_message(make_alert(), matched(quoting, make_match(1)), now=NOW))
+        line = (
+            "📈 the only runbook quoting `pg_replication_lag_seconds`, `b_total`"
+            " from the alert rule"
+        )
+        assert body.count("📈") == 1
+        assert line in body
+
     def test_title_not_linked_without_http_base(self) -> None:
         """Titles are links only for an http(s) runbook_base_url."""
         for base in (None, "javascript:alert(1)//", "file:///srv/runbooks"):

@@ -17,6 +17,7 @@ from qdrant_client import QdrantClient, models
 from enricher import index
 from enricher.alert import Alert
 from enricher.embedding import Embedder
+from enricher.quality import Case, parse_case
 from enricher.search import (
     QUOTE_SCAN_LIMIT,
     Candidate,
@@ -32,13 +33,13 @@ from tests.conftest import REPO
 CONFIG = SearchConfig(threshold=0.6, global_threshold=0.65, margin_floor=0.35, margin=0.15)
 
 
-def ranking(
-    tier: str, *scores: float, runner_up: float = 0.0, vouched: frozenset[str] = frozenset()
-) -> Ranking:
+def ranking(tier: str, *scores: float, runner_up: float = 0.0, vouched: str = "") -> Ranking:
+    """Candidates d0, d1, ... with `scores`; `vouched` names the one a metric vouches for."""
     cands = tuple(
         Candidate({"doc_id": f"d{i}", "path": f"p{i}.md"}, s) for i, s in enumerate(scores)
     )
-    return Ranking(cands, tier, runner_up, vouched)  # type: ignore[arg-type]
+    evidence = {vouched: ("m_total",)} if vouched else {}
+    return Ranking(cands, tier, runner_up, evidence)  # type: ignore[arg-type]
 
 
 class TestDecide:
@@ -62,12 +63,12 @@ class TestDecide:
     @pytest.mark.parametrize(
         ("rank", "chosen"),
         [
-            (ranking("global", 0.5, 0.48, runner_up=0.48, vouched=frozenset({"d0"})), ["d0"]),
-            (ranking("service", 0.4, 0.39, runner_up=0.39, vouched=frozenset({"d0"})), ["d0"]),
+            (ranking("global", 0.5, 0.48, runner_up=0.48, vouched="d0"), ["d0"]),
+            (ranking("service", 0.4, 0.39, runner_up=0.39, vouched="d0"), ["d0"]),
             # Evidence for the runner-up never promotes it over the top candidate.
-            (ranking("global", 0.5, 0.48, runner_up=0.48, vouched=frozenset({"d1"})), []),
-            (ranking("global", 0.3, 0.1, runner_up=0.1, vouched=frozenset({"d0"})), []),
-            (ranking("alert_name", 0.5, vouched=frozenset({"d0"})), []),
+            (ranking("global", 0.5, 0.48, runner_up=0.48, vouched="d1"), []),
+            (ranking("global", 0.3, 0.1, runner_up=0.1, vouched="d0"), []),
+            (ranking("alert_name", 0.5, vouched="d0"), []),
         ],
     )
     def test_the_only_runbook_quoting_the_metric_is_taken(
@@ -78,7 +79,7 @@ class TestDecide:
         assert [c.doc_id for c in decide(rank, CONFIG)] == chosen
 
     def test_metric_evidence_can_be_switched_off(self) -> None:
-        rank = ranking("global", 0.5, 0.48, runner_up=0.48, vouched=frozenset({"d0"}))
+        rank = ranking("global", 0.5, 0.48, runner_up=0.48, vouched="d0")
         assert decide(rank, replace(CONFIG, metric_evidence=False)) == ()
 
 
@@ -90,9 +91,12 @@ class TestSoleQuoters:
             {"doc_id": "a", "metrics": ["m_one"]},
             {"doc_id": "b", "metrics": ["m_shared", "m_other"]},
         ]
-        assert sole_quoters(["m_one", "m_shared"], payloads) == {"a"}
-        assert sole_quoters(["m_shared"], payloads) == set()
-        assert sole_quoters(["m_missing"], payloads) == set()
+        assert sole_quoters(["m_one", "m_shared", "m_other"], payloads) == {
+            "a": ("m_one",),
+            "b": ("m_other",),
+        }
+        assert sole_quoters(["m_shared"], payloads) == {}
+        assert sole_quoters(["m_missing"], payloads) == {}
 
     def test_metrics_quoted_everywhere_vouch_for_nothing(self, embedder: Embedder) -> None:
         """Past QUOTE_SCAN_LIMIT quoting chunks the scan stops, and no runbook is vouched for
@@ -107,9 +111,9 @@ class TestSoleQuoters:
             ],
         )
         searcher = Searcher(client, "c", embedder, SearchConfig())
-        assert searcher._sole_quoters(["m_x"]) == set()
+        assert searcher._sole_quoters(["m_x"]) == {}
         client.delete("c", points_selector=models.PointIdsList(points=[0]))
-        assert searcher._sole_quoters(["m_x"]) == {"a"}
+        assert searcher._sole_quoters(["m_x"]) == {"a": ("m_x",)}
 
 
 @pytest.fixture(scope="module")
@@ -188,10 +192,29 @@ class TestTiers:
             metrics=("payments_webhook_pending_events", "envoy_cluster_upstream_rq_time_bucket"),
         )
         vouched = searcher.rank(renamed).vouched
-        assert vouched == {"runbooks:payments/PaymentWebhookBacklog.md"}
+        assert vouched == {
+            "runbooks:payments/PaymentWebhookBacklog.md": ("payments_webhook_pending_events",)
+        }
+
+    def test_match_taken_on_metric_evidence_names_the_metric(self, searcher: Searcher) -> None:
+        """A renamed crash-loop alert (golden dev case) leads without a clear margin and below
+        the global bar; it is matched because only its runbook quotes the rule's metric."""
+        (line,) = [
+            line
+            for line in (REPO / "golden" / "cases.jsonl").read_text().splitlines()
+            if '"renamed-checkout-pods-restarting-truncated"' in line
+        ]
+        case = parse_case(line, 1)
+        assert isinstance(case, Case)
+        result = searcher.search(case.alert)
+        assert (result.status, result.tier) == ("matched", "global")
+        (top,) = result.matches
+        assert top.path == "kubernetes/KubePodCrashLooping.md"
+        assert top.score < SearchConfig().global_threshold
+        assert top.quoted_metrics == ("kube_pod_container_status_restarts_total",)
 
     def test_an_alert_without_metrics_has_no_vouched_runbook(self, searcher: Searcher) -> None:
-        assert searcher.rank(alert("OpsAlert7", None, "price changes not visible")).vouched == set()
+        assert searcher.rank(alert("OpsAlert7", None, "price changes not visible")).vouched == {}
 
     def test_index_has_the_payload_contract(self, searcher: Searcher) -> None:
         """Every point carries the fields search reads."""
