@@ -6,6 +6,8 @@ Keys (user-supplied keys are hashed so their length and bytes never matter):
     rbe:post:<sha256(group_key)>   hash: state ("claimed" | "posted"), owner, claimed_at,
                                    lease_s, channel, ts, fingerprints (sorted JSON list),
                                    status, group_key; expires `post_ttl_s` after the last write
+    rbe:resolving:<sha256(group_key)>  owner of the group's resolve in progress; expires
+                                   after `lease_s`
 
 Dedup window. `dedup_ttl_s` defaults to 6 h: Alertmanager re-sends an unchanged group every
 `repeat_interval` (4 h by default) and HA peers send copies within seconds, so 6 h swallows
@@ -36,6 +38,12 @@ retries); a worker that must wait longer (a 429) releases the claim and retries 
 Lease times come from the Redis clock (TIME inside the scripts), so clock skew between
 replicas does not shorten or stretch a lease. Claim records also live `post_ttl_s`: if one
 expired early, a takeover would look like a fresh claim and skip the marker lookup.
+
+One resolve per group at a time. Two different resolve notifications of one group (HA peers
+with different views) pass intake as two jobs. A worker calls `hold_resolve` before it
+edits the message and replies in the thread, and `release_resolve` after, so the second
+worker waits, then finds the group resolved. A crashed holder's hold expires after its
+lease; the next worker's thread lookup (the resolve marker) keeps the reply single.
 
 Every method raises `redis.exceptions.ConnectionError` when Redis is down; callers degrade
 (no dedup, post anyway) as DESIGN.md §7 says.
@@ -109,6 +117,11 @@ if ARGV[2] == '1' then
   redis.call('HSET', KEYS[1], 'state', 'pending', 'owner', '', 'check_marker', ARGV[3])
   return 1
 end
+return redis.call('DEL', KEYS[1])
+"""
+
+_RELEASE_RESOLVE = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 return redis.call('DEL', KEYS[1])
 """
 
@@ -200,6 +213,7 @@ class Ledger:
         self._update = client.register_script(_UPDATE)
         self._reopen = client.register_script(_REOPEN)
         self._abandon = client.register_script(_ABANDON)
+        self._release_resolve = client.register_script(_RELEASE_RESOLVE)
 
     @property
     def dedup_ttl_ms(self) -> int:
@@ -284,6 +298,21 @@ class Ledger:
         """Forget a pending post for good (its job was dead-lettered), so the group's
         resolve is not kept waiting for a firing page that will never come."""
         return bool(await self._abandon(keys=[self._post_key(group_key)]))
+
+    async def hold_resolve(self, group_key: str, owner: str, lease_s: float = 120) -> float | None:
+        """Take the group's resolve for `owner`. None when taken; else the seconds left on
+        the hold of another worker (or of an earlier process under the same owner id)."""
+        key = f"{self.prefix}resolving:{_digest(group_key)}"
+        lease_ms = max(1, math.ceil(lease_s * 1000))
+        if await self._redis.set(key, owner, nx=True, px=lease_ms):
+            return None
+        return max(0, int(await self._redis.pttl(key))) / 1000
+
+    async def release_resolve(self, group_key: str, owner: str) -> bool:
+        """Give the hold back; only its owner can (a hold that expired and was taken by
+        another worker stays with that worker)."""
+        key = f"{self.prefix}resolving:{_digest(group_key)}"
+        return bool(await self._release_resolve(keys=[key], args=[owner]))
 
     async def state(self, group_key: str) -> str | None:
         """ "claimed", "pending" or "posted"; None when the group has no record."""

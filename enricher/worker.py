@@ -7,8 +7,10 @@ Rules for one alert group (Alertmanager groupKey, PagerDuty incident id):
 - A repeat with the same firing alerts changes nothing. When the group gains or loses
   firing alerts, the message is updated in place (chat.update), never posted again.
 - A resolve updates the original message and replies in its thread. If the firing post is
-  still in flight, the resolve waits (retry later), so it never arrives first. A firing job
-  older than an already applied resolve is superseded and dropped.
+  still in flight, the resolve waits (retry later), so it never arrives first. One resolve
+  of a group runs at a time (`Ledger.hold_resolve`), so two different resolve bodies of
+  one group do not both reply. A firing job older than an already applied resolve is
+  superseded and dropped.
 - A group that fires again after it resolved gets a new message.
 """
 
@@ -277,6 +279,22 @@ class Processor:
             message = render_message(alert, SearchResult("no_match", None))
             await self._post_claimed(job, parsed, ledger, message)
             return "resolved"
+        if record.status == "resolved":
+            return "duplicate"
+        wait_s = await ledger.hold_resolve(alert.group_key, self.owner, self.lease_s)
+        if wait_s is not None:
+            # A resolve takes a second or two; a crashed holder's hold runs out on its own.
+            raise RetryLater("resolve in flight", delay_s=min(5.0, wait_s + 0.5))
+        try:
+            return await self._resolve_posted(job, alert, ledger)
+        finally:
+            await ledger.release_resolve(alert.group_key, self.owner)
+
+    async def _resolve_posted(self, job: Job, alert: Alert, ledger: Ledger) -> Outcome:
+        """Edit the group's message and reply in its thread, under the group's resolve hold."""
+        record = await ledger.get_post(alert.group_key)  # again: another hold may have ended
+        if record is None:  # the group fired again meanwhile and is being posted anew
+            return "superseded"
         if record.status == "resolved":
             return "duplicate"
         if self.delivery.can_update and record.ts:

@@ -218,6 +218,38 @@ class TestCrashWindow:
         assert await a.claim_post("g", "worker-b") == AlreadyPosted("C1", "1.1", ("fp",), "firing")
 
 
+class TestResolveHold:
+    async def test_one_holder_per_group(self, ledgers: tuple[Ledger, Ledger]) -> None:
+        """Two replicas racing on 50 groups: each group's resolve is held by exactly one; the
+        other learns how long the hold has left."""
+        a, b = ledgers
+        keys = [f"resolve-group-{n}" for n in range(50)]
+        results = await asyncio.gather(
+            *(ledger.hold_resolve(key, owner, 60) for key in keys for ledger, owner in
+              ((a, "replica-a"), (b, "replica-b")))
+        )
+        for key, pair in zip(keys, zip(results[::2], results[1::2], strict=True), strict=True):
+            held = [r for r in pair if r is None]
+            waiting = [r for r in pair if r is not None]
+            assert len(held) == 1 and len(waiting) == 1, key
+            assert 0 < waiting[0] <= 60
+
+    async def test_only_the_holder_releases(self, ledgers: tuple[Ledger, Ledger]) -> None:
+        a, b = ledgers
+        assert await a.hold_resolve("g", "worker-a") is None
+        assert not await b.release_resolve("g", "worker-b")
+        assert await b.hold_resolve("g", "worker-b") is not None
+        assert await a.release_resolve("g", "worker-a")
+        assert await b.hold_resolve("g", "worker-b") is None
+
+    async def test_a_crashed_holders_hold_runs_out(self, ledgers: tuple[Ledger, Ledger]) -> None:
+        """Nobody releases a hold whose worker died; its lease ends it."""
+        a, b = ledgers
+        assert await a.hold_resolve("g", "dead:1", lease_s=0.2) is None
+        await asyncio.sleep(0.3)
+        assert await b.hold_resolve("g", "worker-b") is None
+
+
 class TestRelease:
     async def test_release_lets_a_retry_claim(self, ledgers: tuple[Ledger, Ledger]) -> None:
         """After a failed post the owner releases, and the next claim is a fresh one."""

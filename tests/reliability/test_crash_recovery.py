@@ -241,6 +241,27 @@ class TestAnswerLost:
         assert len(replies) == 1
 
 
+class TestResolveRace:
+    def test_two_different_resolves_of_a_group_reply_once(self, running: Running) -> None:
+        """Two resolve notifications of one group that differ (so intake keeps both, as from
+        HA peers with different views) reach two workers at once. Slack answers slowly, so
+        both would be between the thread lookup and the reply together: one reply, still."""
+        number = 5
+        key, body = page(number, "race")
+        running.send(body)
+        running.drain()
+        (parent,) = running.fake.messages(CHANNEL)
+        service, name = runbook_alerts()[number % len(runbook_alerts())]
+        peer = am_body(key, name, service, number, ["race5", "race5-peer"], "resolved")
+        running.fake.set_latency(0.3)
+        running.send(resolve_of(number, "race"))
+        running.send(peer)
+        running.drain()
+        replies = [m for m in running.fake.messages(CHANNEL) if m.get("thread_ts") == parent["ts"]]
+        assert len(replies) == 1
+        assert len(running.fake.calls_to("chat.update")) >= 1
+
+
 async def _post_record(redis_url: str, group_key: str) -> dict[str, Any] | None:
     client = aioredis.Redis.from_url(redis_url)
     try:
