@@ -230,10 +230,6 @@ class JobQueue:
         self._backlog_from = "0"
         self._autoclaim_from = "0-0"
 
-    async def enqueue(self, job: Job) -> str:
-        """Append the job; returns its entry id. `job.id` is ignored."""
-        return _text(await self._redis.xadd(self.stream, cast(Any, _encode(job))))
-
     async def enqueue_once(
         self,
         job: Job,
@@ -394,10 +390,6 @@ class JobQueue:
         )
         return bool(done)
 
-    async def depth(self) -> int:
-        """Unfinished jobs in the stream, read or not (delayed jobs are not counted)."""
-        return int(await self._redis.xlen(self.stream))
-
     async def backlog(self) -> int:
         """Every unfinished job, in the stream or waiting out a delay, read in one
         transaction: a job moving between the two is never missed or counted twice."""
@@ -406,10 +398,6 @@ class JobQueue:
         pipe.zcard(self.delayed)
         in_stream, delayed = await pipe.execute()
         return int(in_stream) + int(delayed)
-
-    async def delayed_count(self) -> int:
-        """Jobs waiting out a `retry_later` delay."""
-        return int(await self._redis.zcard(self.delayed))
 
     async def dead_count(self) -> int:
         """Entries in the dead-letter stream (saturates near `dead_maxlen`)."""

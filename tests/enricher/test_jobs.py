@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import uuid
 from collections.abc import AsyncIterator
 from typing import Any, cast
 
@@ -57,6 +58,23 @@ def job(n: int = 0, body: bytes = BODY) -> Job:
     )
 
 
+async def put(queue: JobQueue, job: Job) -> str:
+    """Append `job` the way intake does (`enqueue_once`), under a seen key of its own."""
+    entry_id = await queue.enqueue_once(job, f"test-seen:{uuid.uuid4()}", 60_000)
+    assert entry_id is not None
+    return entry_id
+
+
+async def in_stream(client: aioredis.Redis) -> int:
+    """Unfinished jobs in the stream, read or not (not the delayed ones)."""
+    return int(await client.xlen("rbe:jobs"))
+
+
+async def delayed(client: aioredis.Redis) -> int:
+    """Jobs waiting out a `retry_later` delay."""
+    return int(await client.zcard("rbe:delayed"))
+
+
 async def pending(client: aioredis.Redis) -> int:
     return int((await client.xpending("rbe:jobs", "enrichers"))["pending"])
 
@@ -65,7 +83,7 @@ class TestRoundtrip:
     async def test_enqueue_read_ack(self, client: aioredis.Redis) -> None:
         """A job comes back field for field, body byte for byte, and is gone once acked."""
         queue = await make_queue(client)
-        entry_id = await queue.enqueue(job(1))
+        entry_id = await put(queue, job(1))
 
         [got] = await queue.read(count=10)
 
@@ -80,7 +98,7 @@ class TestRoundtrip:
             attempts=1,
         )
         await queue.ack(got)
-        assert await queue.depth() == 0
+        assert await in_stream(client) == 0
         assert await pending(client) == 0
         assert await queue.read(count=10) == []
 
@@ -88,7 +106,7 @@ class TestRoundtrip:
         """`read` returns at most `count` jobs and leaves the rest for the next call."""
         queue = await make_queue(client)
         for n in range(5):
-            await queue.enqueue(job(n))
+            await put(queue, job(n))
 
         first = await queue.read(count=3)
         second = await queue.read(count=3)
@@ -98,7 +116,7 @@ class TestRoundtrip:
     async def test_ensure_group_is_idempotent(self, client: aioredis.Redis) -> None:
         """Creating the group twice is not an error, and queued jobs survive it."""
         queue = await make_queue(client)
-        await queue.enqueue(job())
+        await put(queue, job())
         await queue.ensure_group()
         assert len(await queue.read()) == 1
 
@@ -120,7 +138,7 @@ class TestCrashRecovery:
     async def test_dead_consumer_work_is_claimed(self, client: aioredis.Redis) -> None:
         """A job read but never acked by a crashed consumer is taken over once it is idle."""
         crashed = await make_queue(client, "host-0")
-        await crashed.enqueue(job())
+        await put(crashed, job())
         [lost] = await crashed.read()
         patient = await make_queue(client, "host-1", claim_idle_ms=60_000)
         assert await patient.read() == []
@@ -134,14 +152,14 @@ class TestCrashRecovery:
         assert again.attempts >= 2
         await rescuer.ack(again)
         assert await pending(client) == 0
-        assert await rescuer.depth() == 0
+        assert await in_stream(client) == 0
 
     async def test_restarted_consumer_rereads_its_own_pending(self, client: aioredis.Redis) -> None:
         """A new process with the same consumer name is handed its unfinished job first."""
         before = await make_queue(client, "host-0")
-        await before.enqueue(job(1))
+        await put(before, job(1))
         [lost] = await before.read()
-        await before.enqueue(job(2))
+        await put(before, job(2))
 
         after = await make_queue(client, "host-0")
         got = await after.read(count=10)
@@ -152,14 +170,14 @@ class TestCrashRecovery:
     async def test_own_backlog_is_read_only_once(self, client: aioredis.Redis) -> None:
         """After the leftovers are handed out, jobs in progress are not handed out again."""
         queue = await make_queue(client, "host-0")
-        await queue.enqueue(job())
+        await put(queue, job())
         assert len(await queue.read()) == 1
         assert await queue.read() == []
 
     async def test_entry_deleted_while_pending_is_dropped(self, client: aioredis.Redis) -> None:
         """A pending entry whose data was deleted is cleared instead of being returned."""
         before = await make_queue(client, "host-0")
-        await before.enqueue(job())
+        await put(before, job())
         [lost] = await before.read()
         await client.xdel("rbe:jobs", lost.id)
 
@@ -172,7 +190,7 @@ class TestCrashRecovery:
         """An entry the queue did not write is moved to the dead letters, not retried forever."""
         queue = await make_queue(client)
         await client.xadd("rbe:jobs", {"source": "nagios", "body": b"?"})
-        await queue.enqueue(job())
+        await put(queue, job())
 
         got = await queue.read(count=10)
 
@@ -180,14 +198,14 @@ class TestCrashRecovery:
         assert await queue.dead_count() == 1
         [(_, fields)] = await dead_entries(client)
         assert fields[b"reason"] == b"malformed entry"
-        assert await queue.depth() == 1
+        assert await in_stream(client) == 1
 
 
 class TestRetryLater:
     async def test_delayed_job_returns_when_due(self, client: aioredis.Redis) -> None:
         """A job retried with a short delay is read again later as a new entry, attempt 2."""
         queue = await make_queue(client)
-        await queue.enqueue(job())
+        await put(queue, job())
         [first] = await queue.read()
 
         assert await queue.retry_later(first, 0.05)
@@ -197,33 +215,33 @@ class TestRetryLater:
         assert second.id != first.id
         assert second.attempts == 2
         assert (second.body, second.dedup_key, second.group_key) == (BODY, "dedup-0", "group-0")
-        assert await queue.delayed_count() == 0
+        assert await delayed(client) == 0
 
     async def test_delayed_job_is_not_read_early_and_does_not_block(
         self, client: aioredis.Redis
     ) -> None:
         """A job that is not due stays parked while jobs behind it are served."""
         queue = await make_queue(client)
-        await queue.enqueue(job(1))
+        await put(queue, job(1))
         [waiting] = await queue.read()
         await queue.retry_later(waiting, 3600)
-        await queue.enqueue(job(2))
+        await put(queue, job(2))
 
         got = await queue.read(count=10)
 
         assert [j.dedup_key for j in got] == ["dedup-2"]
-        assert await queue.delayed_count() == 1
-        assert await queue.depth() == 1
+        assert await delayed(client) == 1
+        assert await in_stream(client) == 1
 
     async def test_jobs_are_conserved(self, client: aioredis.Redis) -> None:
         """Across retries every job is in exactly one place, and all of them finish once."""
         queue = await make_queue(client)
         for n in range(20):
-            await queue.enqueue(job(n))
+            await put(queue, job(n))
         first = await queue.read(count=20)
         for j in first[::2]:
             await queue.retry_later(j, 0)
-            assert await queue.depth() + await queue.delayed_count() == 20
+            assert await in_stream(client) + await delayed(client) == 20
         for j in first[1::2]:
             await queue.ack(j)
 
@@ -233,7 +251,7 @@ class TestRetryLater:
 
         assert sorted(j.dedup_key for j in retried) == sorted(j.dedup_key for j in first[::2])
         assert {j.attempts for j in retried} == {2}
-        assert (await queue.depth(), await queue.delayed_count(), await pending(client)) == (
+        assert (await in_stream(client), await delayed(client), await pending(client)) == (
             0,
             0,
             0,
@@ -242,24 +260,25 @@ class TestRetryLater:
     async def test_retry_of_finished_job_does_nothing(self, client: aioredis.Redis) -> None:
         """Retrying an entry someone already acked does not bring it back."""
         queue = await make_queue(client)
-        await queue.enqueue(job())
+        await put(queue, job())
         [got] = await queue.read()
         await queue.ack(got)
 
         assert not await queue.retry_later(got, 0)
-        assert await queue.delayed_count() == 0
+        assert await delayed(client) == 0
 
 
 class TestDeadLetter:
     async def test_dead_letter_moves_and_counts(self, client: aioredis.Redis) -> None:
         """A dead-lettered job leaves the queue and is kept with its reason and body."""
         queue = await make_queue(client)
-        await queue.enqueue(job())
+        await put(queue, job())
         [got] = await queue.read()
 
         assert await queue.dead_letter(got, "channel_not_found")
 
-        assert (await queue.depth(), await pending(client), await queue.dead_count()) == (0, 0, 1)
+        counts = (await in_stream(client), await pending(client), await queue.dead_count())
+        assert counts == (0, 0, 1)
         [(_, fields)] = await dead_entries(client)
         assert fields[b"reason"] == b"channel_not_found"
         assert fields[b"body"] == BODY
@@ -269,7 +288,7 @@ class TestDeadLetter:
     async def test_dead_letter_of_finished_job_does_nothing(self, client: aioredis.Redis) -> None:
         """Dead-lettering an entry that was already acked adds no dead letter."""
         queue = await make_queue(client)
-        await queue.enqueue(job())
+        await put(queue, job())
         [got] = await queue.read()
         await queue.ack(got)
 
@@ -282,17 +301,17 @@ class TestGauges:
         """Depth is every unfinished job in the stream, read or not."""
         queue = await make_queue(client)
         for n in range(3):
-            await queue.enqueue(job(n))
+            await put(queue, job(n))
         [got] = await queue.read(count=1)
-        assert await queue.depth() == 3
+        assert await in_stream(client) == 3
         await queue.ack(got)
-        assert await queue.depth() == 2
+        assert await in_stream(client) == 2
 
     async def test_pending_age(self, client: aioredis.Redis) -> None:
         """The age of the oldest unfinished job grows while it waits and is 0 when none is left."""
         queue = await make_queue(client)
         assert await queue.pending_age_s() == 0.0
-        await queue.enqueue(job())
+        await put(queue, job())
         await asyncio.sleep(0.06)
 
         assert await queue.pending_age_s() >= 0.05
@@ -307,28 +326,28 @@ class TestRedisOutage:
     ) -> None:
         """With Redis down every call raises ConnectionError; once back, the queue works again."""
         queue = await make_queue(client)
-        await queue.enqueue(job(1))
+        await put(queue, job(1))
         [held] = await queue.read()
         redis_server.kill()
         try:
             with pytest.raises(RedisConnectionError):
-                await queue.enqueue(job(2))
+                await put(queue, job(2))
             with pytest.raises(RedisConnectionError):
                 await queue.read()
             with pytest.raises(RedisConnectionError):
                 await queue.ack(held)
             with pytest.raises(RedisConnectionError):
-                await queue.depth()
+                await queue.backlog()
         finally:
             redis_server.start()
 
         # The fixture's Redis has no persistence, so the stream and group are gone.
         await queue.ensure_group()
-        await queue.enqueue(job(3))
+        await put(queue, job(3))
         [got] = await queue.read()
         await queue.ack(got)
         assert got.dedup_key == "dedup-3"
-        assert await queue.depth() == 0
+        assert await in_stream(client) == 0
 
     async def test_read_recreates_a_lost_group(
         self, client: aioredis.Redis, redis_server: RedisServer
@@ -338,7 +357,7 @@ class TestRedisOutage:
         redis_server.kill()
         redis_server.start()
 
-        await queue.enqueue(job())
+        await put(queue, job())
         [got] = await queue.read()
 
         assert got.dedup_key == "dedup-0"
@@ -351,7 +370,7 @@ class TestEnqueueOnce:
         first = await queue.enqueue_once(job(), "rbe:seen:k", 60_000)
         again = await queue.enqueue_once(job(), "rbe:seen:k", 60_000)
         assert first is not None and again is None
-        assert await queue.depth() == 1
+        assert await in_stream(client) == 1
         assert await client.pttl("rbe:seen:k") > 0
 
     async def test_firing_job_marks_its_post_as_owed(self, client: aioredis.Redis) -> None:
@@ -370,7 +389,7 @@ class TestWaitingAndAge:
     async def test_waiting_does_not_count_as_an_attempt(self, client: aioredis.Redis) -> None:
         """retry_later(count=False) brings the job back with the same attempt count."""
         queue = await make_queue(client)
-        await queue.enqueue(job())
+        await put(queue, job())
         [first] = await queue.read()
         assert await queue.retry_later(first, 0.01, count=False)
         await asyncio.sleep(0.05)
@@ -389,9 +408,9 @@ class TestWaitingAndAge:
             status="firing",
             received_at=time.time() - 600,
         )
-        await queue.enqueue(old)
+        await put(queue, old)
         [got] = await queue.read()
         await queue.retry_later(got, 60)
-        assert await queue.depth() == 0
+        assert await in_stream(client) == 0
         assert await queue.backlog() == 1
         assert await queue.pending_age_s() >= 599
