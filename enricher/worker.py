@@ -196,10 +196,11 @@ class Processor:
                 return "duplicate"
             return await self._update_group(job, parsed, record, ledger)
         if claim.takeover and self.delivery.can_update:
-            # An earlier attempt may have reached Slack: find it before posting again.
+            # An earlier attempt may have reached Slack: find it before posting again. A read,
+            # so blips are retried in place rather than sending the job back to the queue.
             try:
-                found = await self._find_marker(
-                    self.channel_for(alert), _marker(alert), job.received_at
+                found: PostRef | None = await _quick_retries()(
+                    self._find_marker, self.channel_for(alert), _marker(alert), job.received_at
                 )
             except BaseException:
                 await ledger.release_claim(

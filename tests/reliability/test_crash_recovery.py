@@ -25,6 +25,7 @@ import pytest
 import redis.asyncio as aioredis
 from slack_sdk import WebClient
 from starlette.testclient import TestClient
+from structlog.testing import capture_logs
 
 from enricher.alertmanager import normalize_group, parse_alertmanager
 from enricher.app import create_app
@@ -200,6 +201,20 @@ class TestCrashWindow:
         assert posts_with_marker(running.fake, CHANNEL) == {marker_of(key, "firing"): 1}
         record = asyncio.run(_post_record(running.redis_url, key))
         assert record is not None and record["ts"] == posted.ts
+
+    def test_marker_lookup_blip_is_retried_in_place(self, running: Running) -> None:
+        """A 500 from the takeover's history lookup is retried at once (it is a read): the
+        job recovers the dead worker's message on its first attempt, not after a backoff."""
+        key, body = page(6, "window")
+        running.died_after_posting(body)
+        running.fake.fail_next(1, status=500, method="conversations.history")
+        with capture_logs() as logs:
+            running.send(body)
+            running.drain()
+        assert [c.ok for c in running.fake.calls_to("conversations.history")] == [False, True]
+        assert posts_with_marker(running.fake, CHANNEL) == {marker_of(key, "firing"): 1}
+        done = [e for e in logs if e["event"] == "job.done" and e.get("group") == key]
+        assert [(e["outcome"], e["attempts"]) for e in done] == [("recovered", 1)]
 
     def test_marker_found_behind_a_busy_channel(self, running: Running) -> None:
         """The lookup still finds the message when more than 100 other top-level messages
