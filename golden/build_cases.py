@@ -85,7 +85,8 @@ class Spec:
     #: PagerDuty only: the PagerDuty service name (default: the service label).
     pd_service: str = ""
     pd_incident_key: str = ""
-    #: "dev" or "test" to pin the split; empty: alternate within the kind (the original set).
+    #: "dev", "test" or "holdout" to pin the split; empty: alternate within the kind (the
+    #: original set).
     split: str = ""
 
 
@@ -2224,6 +2225,263 @@ SPECS: list[Spec] = [
         pd_service="Observability", pd_incident_key="observability/ingest-drops",
         split="dev",
     ),
+    # ----------------------------------------------------------------------------------
+    # Added 2026-11-29 as split "holdout", written like the conf-* cases above (service
+    # labels that name a runbook's folder on both sides) and committed before any search
+    # ran on them. Reported once, never tuned on: docs/RETRIEVAL.md and golden/README.md.
+    # ----------------------------------------------------------------------------------
+    Spec(
+        "renamed", "hold-renamed-cache-replica-detached-am", "redis/RedisReplicationBroken.md",
+        "CacheReplicaDetached",
+        {"service": "redis", "severity": "critical", "instance": "redis-cache-1:6379"},
+        "replica lost its link to the primary",
+        "redis-cache-1 has reported master_link_status:down for 5 minutes; reads served by "
+        "the replica return stale data.",
+        expr="redis_connected_slaves{role=\"master\"} < 1",
+        split="holdout",
+    ),
+    Spec(
+        "paraphrase", "hold-para-orders-lock-cycles-am", "postgres/PostgresDeadlocks.md",
+        "OrdersDBLockConflicts",
+        {"service": "postgres", "severity": "warning", "datname": "orders"},
+        "transactions aborted by lock cycles on orders-db",
+        "'ERROR: deadlock detected' appears 40 times a minute in the orders-db log; "
+        "checkout writes are retried and slow.",
+        expr="rate(pg_stat_database_deadlocks{datname=\"orders\"}[5m]) * 60 > 10",
+        split="holdout",
+    ),
+    Spec(
+        "paraphrase", "hold-para-pd-kubelet-silent", "kubernetes/KubeNodeNotReady.md",
+        "WorkerNodeSilent",
+        {"service": "kubernetes", "severity": "critical"},
+        "", "",
+        fmt="pd",
+        pd_title="Worker node ip-10-2-3-4 stopped reporting to the control plane (NotReady)",
+        pd_service="kubernetes", pd_incident_key="kubernetes/ip-10-2-3-4-notready",
+        split="holdout",
+    ),
+    Spec(
+        "renamed", "hold-renamed-streaming-member-missing-group", "kafka/KafkaBrokerDown.md",
+        "StreamingClusterMemberMissing",
+        {"service": "kafka", "severity": "critical", "job": "kafka"},
+        "{instance} left the cluster",
+        "The controller no longer lists {instance}; partitions it led were moved or are "
+        "offline.",
+        fmt="group", vary_key="instance", vary_values=("broker-2:9308", "broker-4:9308"),
+        expr="up{job=\"kafka\"} == 0",
+        split="holdout",
+    ),
+    Spec(
+        "paraphrase", "hold-para-shop-cert-am", "cdn/TLSCertificateExpiringSoon.md",
+        "WebsiteCertAlert",
+        {"service": "cdn", "severity": "warning", "instance": "https://shop.example.com"},
+        "certificate for shop.example.com runs out in 6 days",
+        "The certificate the edge serves for shop.example.com expires on 2026-12-05 and "
+        "the automatic renewal has not replaced it.",
+        expr="probe_ssl_earliest_cert_expiry - time() < 7 * 86400",
+        split="holdout",
+    ),
+    Spec(
+        "renamed", "hold-renamed-backend-pool-saturated-am",
+        "api-gateway/UpstreamConnectionPoolExhausted.md",
+        "GatewayBackendPoolSaturated",
+        {"service": "api-gateway", "severity": "critical", "envoy_cluster_name": "orders-api"},
+        "gateway has no free connections to orders-api",
+        "Envoy reports pending requests overflowing for cluster orders-api; clients get "
+        "503 with upstream_rq_pending_overflow.",
+        expr="rate(envoy_cluster_upstream_rq_pending_overflow[5m]) > 0",
+        split="holdout",
+    ),
+    Spec(
+        "paraphrase", "hold-para-pd-settlement-differs",
+        "payments/PaymentReconciliationMismatch.md",
+        "SettlementDiff",
+        {"service": "payments", "severity": "warning"},
+        "", "",
+        fmt="pd",
+        pd_title="Nightly settlement report does not match our ledger: 37 transactions differ",
+        pd_service="payments", pd_incident_key="payments/settlement-diff",
+        split="holdout",
+    ),
+    Spec(
+        "paraphrase", "hold-para-logs-cluster-gc-am",
+        "elasticsearch/ElasticsearchHeapUsageHigh.md",
+        "LogsClusterMemory",
+        {"service": "elasticsearch", "severity": "warning", "cluster": "logging"},
+        "JVM old generation above 90% on the logging data nodes",
+        "Garbage collection pauses of several seconds on es-data-2 and es-data-5; search "
+        "latency is up four times.",
+        expr="elasticsearch_jvm_memory_used_bytes{area=\"heap\"} / "
+        "elasticsearch_jvm_memory_max_bytes{area=\"heap\"} > 0.9",
+        split="holdout",
+    ),
+    Spec(
+        "renamed", "hold-renamed-public-records-stale-am", "dns/ExternalDNSSyncFailed.md",
+        "PublicRecordsNotUpdating",
+        {"service": "dns", "severity": "warning", "namespace": "external-dns"},
+        "DNS records for new ingresses are not being created",
+        "external-dns has logged 'failed to submit changes' against Route53 for 25 "
+        "minutes; new hostnames do not resolve.",
+        expr="time() - external_dns_controller_last_sync_timestamp_seconds > 1200",
+        split="holdout",
+    ),
+    Spec(
+        "paraphrase", "hold-para-invoice-export-late-am", "batch/CronJobMissedSchedule.md",
+        "ReportJobLate",
+        {"service": "batch", "severity": "warning", "cronjob": "invoice-export"},
+        "the 02:00 invoice export did not start",
+        "CronJob invoice-export has not created a Job since yesterday at 02:00; its last "
+        "schedule time is more than a day old.",
+        expr="time() - kube_cronjob_status_last_schedule_time{cronjob=\"invoice-export\"} "
+        "> 26 * 3600",
+        split="holdout",
+    ),
+    Spec(
+        "paraphrase", "hold-para-pd-logged-out", "auth/SessionStoreUnavailable.md",
+        "UsersLoggedOut",
+        {"service": "auth", "severity": "critical"},
+        "", "",
+        fmt="pd",
+        pd_title="Users logged out on every request: auth-api cannot reach the session backend",
+        pd_service="auth", pd_incident_key="auth/session-backend",
+        split="holdout",
+    ),
+    Spec(
+        "renamed", "hold-renamed-host-nic-drops-group", "node/NodeNetworkInterfaceErrors.md",
+        "HostNicDrops",
+        {"service": "node", "severity": "warning", "device": "eth0"},
+        "{instance}: packets dropped and receive errors on eth0",
+        "The NIC on {instance} drops about 200 packets a second and counts receive "
+        "errors; services on the host see retransmits.",
+        fmt="group", vary_key="instance", vary_values=("db-3:9100", "db-4:9100"),
+        expr="rate(node_network_receive_drop_total{device=\"eth0\"}[5m]) > 10",
+        split="holdout",
+    ),
+    Spec(
+        "no_runbook", "hold-none-pg-idle-in-tx-am", None,
+        "PgIdleInTransaction",
+        {"service": "postgres", "severity": "warning", "datname": "orders"},
+        "sessions idle in transaction for over 30 minutes",
+        "Four sessions from the reporting service have sat 'idle in transaction' for 30+ "
+        "minutes, holding locks and blocking vacuum.",
+        expr="pg_stat_activity_max_tx_duration{state=\"idle in transaction\"} > 1800",
+        split="holdout",
+    ),
+    Spec(
+        "no_runbook", "hold-none-kafka-acl-denied-am", None,
+        "KafkaAuthorizationFailures",
+        {"service": "kafka", "severity": "warning"},
+        "clients refused by Kafka ACLs",
+        "120 authorization failures a minute for principal User:billing on topic "
+        "invoices; the producer cannot write.",
+        expr="rate(kafka_server_brokertopicmetrics_failedauthorization_total[5m]) > 1",
+        split="holdout",
+    ),
+    Spec(
+        "no_runbook", "hold-none-redis-miss-rate-am", None,
+        "RedisCacheMissRateHigh",
+        {"service": "redis", "severity": "warning", "instance": "redis-cache-1:6379"},
+        "cache misses at 60% of lookups",
+        "Most lookups miss the product cache after the key prefix changed in the last "
+        "deploy; the database takes the load.",
+        expr="rate(redis_keyspace_misses_total[5m]) / (rate(redis_keyspace_hits_total[5m]) "
+        "+ rate(redis_keyspace_misses_total[5m])) > 0.5",
+        split="holdout",
+    ),
+    Spec(
+        "no_runbook", "hold-none-apiserver-client-cert-am", None,
+        "KubeClientCertificateExpiration",
+        {"service": "kubernetes", "severity": "warning", "job": "apiserver"},
+        "a client certificate used against the API server expires within 7 days",
+        "Requests to the API server present a client certificate that expires in under "
+        "a week; the kubelet of some node has not rotated it.",
+        expr="histogram_quantile(0.01, sum by (job, le) "
+        "(rate(apiserver_client_certificate_expiration_seconds_bucket[5m]))) < 604800",
+        split="holdout",
+    ),
+    Spec(
+        "no_runbook", "hold-none-gateway-cors-am", None,
+        "GatewayCORSPreflightRejected",
+        {"service": "api-gateway", "severity": "warning", "route": "app-api"},
+        "browser preflight requests rejected",
+        "OPTIONS requests from app.example.com are answered 403 by the gateway's CORS "
+        "filter since the last config change.",
+        expr="sum(rate(envoy_http_cors_origin_invalid[5m])) > 1",
+        split="holdout",
+    ),
+    Spec(
+        "no_runbook", "hold-none-pd-refunds-stuck", None,
+        "RefundsStuck",
+        {"service": "payments", "severity": "warning"},
+        "", "",
+        fmt="pd",
+        pd_title="Refunds requested by support are not sent to the card networks for 24h",
+        pd_service="payments", pd_incident_key="payments/refunds-stuck",
+        split="holdout",
+    ),
+    Spec(
+        "no_runbook", "hold-none-cdn-shield-slow-am", None,
+        "CDNOriginShieldSlow",
+        {"service": "cdn", "severity": "warning", "pop": "fra"},
+        "origin shield in Frankfurt answers slowly",
+        "Cache fills through the Frankfurt shield take 2.5 s at p95 instead of 300 ms; "
+        "error rates are normal.",
+        expr="histogram_quantile(0.95, rate(cdn_shield_fetch_duration_seconds_bucket[5m])) "
+        "> 1",
+        split="holdout",
+    ),
+    Spec(
+        "no_runbook", "hold-none-pd-scim-conflicts", None,
+        "ScimProvisioningFailing",
+        {"service": "auth", "severity": "warning"},
+        "", "",
+        fmt="pd",
+        pd_title="User provisioning from the IdP fails with 409 conflicts for new hires",
+        pd_service="auth", pd_incident_key="auth/scim-409",
+        split="holdout",
+    ),
+    Spec(
+        "no_runbook", "hold-none-spot-reclaimed-am", None,
+        "BatchSpotCapacityReclaimed",
+        {"service": "batch", "severity": "warning", "pool": "spot-workers"},
+        "12 spot workers reclaimed in 10 minutes",
+        "The cloud provider took back 12 spot instances of the batch pool; running jobs "
+        "were restarted on the remaining nodes.",
+        expr="increase(batch_spot_interruptions_total[10m]) > 5",
+        split="holdout",
+    ),
+    Spec(
+        "no_runbook", "hold-none-dns-query-surge-am", None,
+        "DNSQueryVolumeSurge",
+        {"service": "dns", "severity": "warning", "namespace": "kube-system"},
+        "queries to CoreDNS up six times",
+        "One namespace sends six times its usual DNS queries per second, mostly AAAA "
+        "lookups of external names; answers still come back fast.",
+        expr="sum(rate(coredns_dns_requests_total[5m])) > 6 * "
+        "sum(rate(coredns_dns_requests_total[5m] offset 1d))",
+        split="holdout",
+    ),
+    Spec(
+        "no_runbook", "hold-none-es-shard-count-am", None,
+        "ElasticsearchTooManyShards",
+        {"service": "elasticsearch", "severity": "warning", "cluster": "logging"},
+        "over 1,000 shards per data node",
+        "Daily indices with 5 primaries each have pushed the logging cluster past 1,000 "
+        "shards per node; the cluster state updates slowly.",
+        expr="sum(elasticsearch_cluster_health_active_shards) / "
+        "count(elasticsearch_nodes_roles{role=\"data\"}) > 1000",
+        split="holdout",
+    ),
+    Spec(
+        "no_runbook", "hold-none-node-conntrack-am", None,
+        "NodeConntrackTableFull",
+        {"service": "node", "severity": "critical", "instance": "lb-2:9100"},
+        "connection tracking table 95% full on lb-2",
+        "nf_conntrack on lb-2 is nearly full; the kernel logs 'table full, dropping "
+        "packet' and new connections time out.",
+        expr="node_nf_conntrack_entries / node_nf_conntrack_entries_limit > 0.9",
+        split="holdout",
+    ),
 ]
 # fmt: on
 
@@ -2296,8 +2554,8 @@ def validate(specs: list[Spec], cases: list[dict[str, Any]]) -> list[str]:
         where = spec.id
         if spec.kind not in KINDS:
             errors.append(f"{where}: unknown kind {spec.kind}")
-        if spec.split not in ("", "dev", "test"):
-            errors.append(f"{where}: split must be dev, test or empty")
+        if spec.split not in ("", "dev", "test", "holdout"):
+            errors.append(f"{where}: split must be dev, test, holdout or empty")
         if spec.fmt not in FORMATS:
             errors.append(f"{where}: unknown fmt {spec.fmt}")
         null_kind = spec.kind in ("no_runbook", "off_topic")
@@ -2359,8 +2617,8 @@ def report(cases: list[dict[str, Any]]) -> None:
             formats["am-single"] += 1
     print(f"{len(cases)} cases")
     for kind in KINDS:
-        dev, test = by_kind[(kind, "dev")], by_kind[(kind, "test")]
-        print(f"  {kind:14} {dev + test:3}  (dev {dev}, test {test})")
+        dev, test, hold = (by_kind[(kind, split)] for split in ("dev", "test", "holdout"))
+        print(f"  {kind:14} {dev + test + hold:3}  (dev {dev}, test {test}, holdout {hold})")
     print("  formats: " + ", ".join(f"{k} {v}" for k, v in sorted(formats.items())))
     docs = runbook_alert_names()
     covered = {c["expected_doc"] for c in cases if c["expected_doc"]}
