@@ -1,6 +1,6 @@
 """Retrieval quality on a golden set: the numbers CI guards (docs/RETRIEVAL.md).
 
-`python -m enricher.eval --corpus DIR --cases FILE [--out per_case.jsonl] [--split dev|test|all]
+`python -m enricher.eval --corpus DIR --cases FILE [--out per_case.jsonl] [--split NAME]
 [--ablations] [--int8] [--failures] [--gate FILE] [--record FILE]`
 
 The corpus is indexed with the real embedders and `Syncer` into a throwaway collection in an
@@ -335,10 +335,16 @@ def write_outcomes(path: Path, outcomes: Iterable[Outcome]) -> None:
 
 
 def choose_split(requested: str | None, cases: Sequence[Case]) -> str:
-    """The requested split, else "test" when the file has one, else "all"."""
+    """The requested split, else "test" when the file has one, else "all". A requested split
+    that no case carries is a usage error, not an empty report."""
+    named = sorted({c.split for c in cases if c.split is not None})
+    if requested and requested != "all" and requested not in named:
+        raise ConfigError(
+            f"no case has split {requested!r}; the file has: {', '.join([*named, 'all'])}"
+        )
     if requested:
         return requested
-    return "test" if any(c.split == "test" for c in cases) else "all"
+    return "test" if "test" in named else "all"
 
 
 def prepare(
@@ -362,9 +368,10 @@ def add_common_arguments(parser: argparse.ArgumentParser, default_split: str | N
     parser.add_argument("--cases", type=Path, required=True, help="golden cases, JSON lines")
     parser.add_argument(
         "--split",
-        choices=("dev", "test", "all"),
+        metavar="NAME",
         default=default_split,
-        help="cases to score (default: %(default)s)",
+        help="cases to score: a split named in the cases file (dev, test, holdout, ...) or "
+        "all (default: %(default)s)",
     )
     parser.add_argument("--int8", action="store_true", help="use the int8 dense model")
 

@@ -16,7 +16,8 @@ from structlog.testing import capture_logs
 
 from enricher import calibrate
 from enricher.embedding import Embedder
-from enricher.eval import Evaluation, evaluate, main, write_outcomes
+from enricher.errors import ConfigError
+from enricher.eval import Evaluation, choose_split, evaluate, main, write_outcomes
 from enricher.quality import (
     Case,
     CaseError,
@@ -158,6 +159,28 @@ class TestMetrics:
         assert kinds["none"].no_match_accuracy == 0.5
         assert [o.id for o in in_split(self.OUTCOMES, "dev")] == ["null-matched"]
         assert len(in_split(self.OUTCOMES, "all")) == 5
+
+
+class TestChooseSplit:
+    @staticmethod
+    def cases(*splits: str | None) -> list[Case]:
+        parsed = parse_case(CASES.read_text().splitlines()[0], 1)
+        assert isinstance(parsed, Case)
+        return [replace(parsed, id=f"c{i}", split=s) for i, s in enumerate(splits)]
+
+    def test_any_split_the_file_names(self) -> None:
+        """dev and test are conventions, not a fixed list: a holdout split works too."""
+        cases = self.cases("dev", "test", "holdout", None)
+        assert choose_split("holdout", cases) == "holdout"
+        assert choose_split("all", cases) == "all"
+
+    def test_default_is_test_when_there_is_one(self) -> None:
+        assert choose_split(None, self.cases("dev", "test")) == "test"
+        assert choose_split(None, self.cases("dev", None)) == "all"
+
+    def test_unknown_split_names_the_ones_there(self) -> None:
+        with pytest.raises(ConfigError, match=r"no case has split 'tset'.*dev, test, all"):
+            choose_split("tset", self.cases("dev", "test"))
 
 
 class TestGate:
