@@ -182,6 +182,11 @@ def _digest(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
 
 
+def _ms(seconds: float) -> int:
+    """Whole milliseconds for a Redis expiry, at least 1 (PX 0 is an error)."""
+    return max(1, math.ceil(seconds * 1000))
+
+
 def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
@@ -217,7 +222,7 @@ class Ledger:
 
     @property
     def dedup_ttl_ms(self) -> int:
-        return max(1, math.ceil(self.dedup_ttl_s * 1000))
+        return _ms(self.dedup_ttl_s)
 
     def seen_key(self, dedup_key: str) -> str:
         """The key that marks a delivery as seen (set atomically with the enqueue)."""
@@ -229,6 +234,9 @@ class Ledger:
 
     def _post_key(self, group_key: str) -> str:
         return f"{self.prefix}post:{_digest(group_key)}"
+
+    def _resolve_key(self, group_key: str) -> str:
+        return f"{self.prefix}resolving:{_digest(group_key)}"
 
     async def claim_post(self, group_key: str, owner: str, lease_s: float = 120) -> ClaimResult:
         """Decide, atomically across workers and replicas, who posts this group to Slack."""
@@ -302,17 +310,16 @@ class Ledger:
     async def hold_resolve(self, group_key: str, owner: str, lease_s: float = 120) -> float | None:
         """Take the group's resolve for `owner`. None when taken; else the seconds left on
         the hold of another worker (or of an earlier process under the same owner id)."""
-        key = f"{self.prefix}resolving:{_digest(group_key)}"
-        lease_ms = max(1, math.ceil(lease_s * 1000))
-        if await self._redis.set(key, owner, nx=True, px=lease_ms):
+        key = self._resolve_key(group_key)
+        if await self._redis.set(key, owner, nx=True, px=_ms(lease_s)):
             return None
         return max(0, int(await self._redis.pttl(key))) / 1000
 
     async def release_resolve(self, group_key: str, owner: str) -> bool:
         """Give the hold back; only its owner can (a hold that expired and was taken by
         another worker stays with that worker)."""
-        key = f"{self.prefix}resolving:{_digest(group_key)}"
-        return bool(await self._release_resolve(keys=[key], args=[owner]))
+        keys = [self._resolve_key(group_key)]
+        return bool(await self._release_resolve(keys=keys, args=[owner]))
 
     async def state(self, group_key: str) -> str | None:
         """ "claimed", "pending" or "posted"; None when the group has no record."""

@@ -106,6 +106,11 @@ def read_indexed(client: QdrantClient, collection: str) -> dict[str, Indexed]:
     return held
 
 
+def _of_document(doc_id: str) -> models.FieldCondition:
+    """The filter condition that selects every chunk of one document."""
+    return models.FieldCondition(key=index.F_DOC_ID, match=models.MatchValue(value=doc_id))
+
+
 def payload_for(doc: Document, chunk: Chunk, embed_model: str) -> dict[str, object]:
     return {
         index.F_DOC_ID: doc.doc_id,
@@ -218,13 +223,7 @@ class Syncer:
             self.client.set_payload(
                 self.collection,
                 payload={index.F_REVISION: doc.revision},
-                points=models.Filter(
-                    must=[
-                        models.FieldCondition(
-                            key=index.F_DOC_ID, match=models.MatchValue(value=doc.doc_id)
-                        )
-                    ]
-                ),
+                points=models.Filter(must=[_of_document(doc.doc_id)]),
                 wait=True,
             )
         if plan.revised:
@@ -249,9 +248,7 @@ class Syncer:
                 self.collection,
                 points_selector=models.Filter(
                     must=[
-                        models.FieldCondition(
-                            key=index.F_DOC_ID, match=models.MatchValue(value=shrink.doc_id)
-                        ),
+                        _of_document(shrink.doc_id),
                         models.FieldCondition(
                             key=index.F_CHUNK_INDEX, range=models.Range(gte=shrink.keep)
                         ),

@@ -160,17 +160,20 @@ class TimedClient:
         self.inner = inner
 
     def query_points(self, collection_name: str, **kwargs: Any) -> models.QueryResponse:
-        started = time.perf_counter()
-        response = self.inner.query_points(collection_name, **kwargs)
-        if (probe := _probe()) is not None:
-            probe.qdrant.append((_call_kind(kwargs), time.perf_counter() - started))
-        return response
+        return cast(
+            models.QueryResponse,
+            self._timed(_call_kind(kwargs), self.inner.query_points, collection_name, **kwargs),
+        )
 
     def scroll(self, collection_name: str, **kwargs: Any) -> Any:
+        return self._timed("scroll, metric quotes", self.inner.scroll, collection_name, **kwargs)
+
+    @staticmethod
+    def _timed(kind: str, call: Any, *args: Any, **kwargs: Any) -> Any:
         started = time.perf_counter()
-        response = self.inner.scroll(collection_name, **kwargs)
+        response = call(*args, **kwargs)
         if (probe := _probe()) is not None:
-            probe.qdrant.append(("scroll, metric quotes", time.perf_counter() - started))
+            probe.qdrant.append((kind, time.perf_counter() - started))
         return response
 
 
