@@ -2487,6 +2487,386 @@ SPECS: list[Spec] = [
         expr="node_nf_conntrack_entries / node_nf_conntrack_entries_limit > 0.9",
         split="holdout",
     ),
+    # ----------------------------------------------------------------------------------
+    # Added late on 2026-11-29 to dev ("dev2-*"), written like the holdout: service labels
+    # that name a runbook folder on both sides, PagerDuty free-text titles and rules with
+    # no metric. Labels were checked against the runbook text only; the cases were
+    # committed before any search ran on them. Tuning may use them; that is what dev is for.
+    # ----------------------------------------------------------------------------------
+    Spec(
+        "paraphrase", "dev2-para-orders-db-bloat-am", "postgres/PostgresDiskFull.md",
+        "OrdersDBVolumeFilling",
+        {"service": "postgres", "severity": "warning", "instance": "orders-db-1:9187"},
+        "orders-db data volume at 93%",
+        "The data volume of orders-db-1 grows 4 GB a day; autovacuum cannot keep up with "
+        "table bloat and the volume will be full in about 36 hours.",
+        expr="1 - node_filesystem_avail_bytes{mountpoint=\"/var/lib/postgresql\"} / "
+        "node_filesystem_size_bytes{mountpoint=\"/var/lib/postgresql\"} > 0.9",
+        split="dev",
+    ),
+    Spec(
+        "renamed", "dev2-renamed-reporting-replica-behind-am", "postgres/PostgresReplicationLag.md",
+        "ReportingReplicaBehind",
+        {"service": "postgres", "severity": "warning", "instance": "reporting-db-2:9187"},
+        "reporting replica 25 minutes behind",
+        "WAL replay on reporting-db-2 is blocked behind a 40-minute analytics query; "
+        "dashboards show yesterday's numbers.",
+        expr="max(pg_replication_lag_seconds{instance=~\"reporting.*\"}) > 300",
+        split="dev",
+    ),
+    Spec(
+        "paraphrase", "dev2-para-pd-too-many-clients", "postgres/PostgresTooManyConnections.md",
+        "OrdersDBRefusingConnections",
+        {"service": "postgres", "severity": "critical"},
+        "", "",
+        fmt="pd",
+        pd_title="orders-db refusing new connections: FATAL sorry, too many clients already",
+        pd_service="Orders Database", pd_incident_key="orders-db/too-many-clients",
+        split="dev",
+    ),
+    Spec(
+        "paraphrase", "dev2-para-search-pods-pending-am", "kubernetes/KubePodNotReady.md",
+        "SearchPodsStuck",
+        {"service": "kubernetes", "severity": "warning", "namespace": "search"},
+        "14 search pods not scheduled",
+        "14 pods in namespace search have waited 15 minutes for a node: 0/12 nodes are "
+        "available, insufficient cpu.",
+        expr="sum(kube_pod_status_phase{namespace=\"search\",phase=\"Pending\"}) > 0",
+        split="dev",
+    ),
+    Spec(
+        "paraphrase", "dev2-para-pd-checkout-restart-loop", "kubernetes/KubePodCrashLooping.md",
+        "CheckoutRestartLoop",
+        {"service": "checkout", "severity": "critical"},
+        "", "",
+        fmt="pd",
+        pd_title="checkout-api pods restart over and over since the 14:00 deploy "
+        "(Back-off restarting failed container)",
+        pd_service="Checkout", pd_incident_key="checkout/restart-loop",
+        split="dev",
+    ),
+    Spec(
+        "paraphrase", "dev2-para-cache-memory-group", "redis/RedisMemoryHigh.md",
+        "CacheMemoryPressure",
+        {"service": "cache", "severity": "warning"},
+        "{instance}: memory close to the configured limit",
+        "{instance} uses 92% of maxmemory and keeps growing with the new product feed keys.",
+        fmt="group", vary_key="instance",
+        vary_values=("redis-catalog-0:6379", "redis-catalog-1:6379", "redis-catalog-2:6379"),
+        expr="redis_memory_used_bytes / redis_memory_max_bytes > 0.9",
+        split="dev",
+    ),
+    Spec(
+        "renamed", "dev2-renamed-sessions-cache-unreachable-am", "redis/RedisDown.md",
+        "SessionsCacheUnreachable",
+        {"service": "redis", "severity": "critical", "instance": "redis-sessions-0:6379"},
+        "sessions cache primary does not answer",
+        "redis-sessions-0 has not answered PING for 3 minutes and Sentinel has not promoted "
+        "a replica.",
+        expr="redis_up{instance=\"redis-sessions-0:6379\"} == 0",
+        split="dev",
+    ),
+    Spec(
+        "paraphrase", "dev2-para-pd-broker-left", "kafka/KafkaBrokerDown.md",
+        "BrokerLeftCluster",
+        {"service": "kafka", "severity": "critical"},
+        "", "",
+        fmt="pd",
+        pd_title="kafka-4 dropped out of the cluster; controller reports 1 offline broker",
+        pd_service="kafka", pd_incident_key="kafka/kafka-4-offline",
+        split="dev",
+    ),
+    Spec(
+        "renamed", "dev2-renamed-audit-log-sends-failing-am", "kafka/KafkaProducerErrorsHigh.md",
+        "AuditLogSendsFailing",
+        {"service": "kafka", "severity": "warning", "client_id": "audit-writer"},
+        "audit log records dropped",
+        "Sends to the audit-log topic time out; 3% of records are dropped after the "
+        "configured retries.",
+        split="dev",
+    ),
+    Spec(
+        "paraphrase", "dev2-para-route-502-group", "api-gateway/HighErrorRate.md",
+        "RouteServerErrors",
+        {"service": "api-gateway", "severity": "critical"},
+        "{route}: 5% of requests fail with 502",
+        "Since the 10:20 deploy of orders-api, 5% of requests on {route} answer 502.",
+        fmt="group", vary_key="route", vary_values=("/v1/orders", "/v1/orders/{id}"),
+        split="dev",
+    ),
+    Spec(
+        "paraphrase", "dev2-para-pd-public-api-slow", "api-gateway/HighLatencyP99.md",
+        "PublicAPISlow",
+        {"service": "api-gateway", "severity": "warning"},
+        "", "",
+        fmt="pd",
+        pd_title="Public API tail latency at 2.8 s for 15 minutes on every route",
+        pd_service="api-gateway", pd_incident_key="gateway/tail-latency",
+        split="dev",
+    ),
+    Spec(
+        "renamed", "dev2-renamed-jwks-key-too-old-am", "auth/JWTSigningKeyRotationFailed.md",
+        "JwksNewestKeyTooOld",
+        {"service": "auth", "severity": "warning"},
+        "newest signing key is 97 days old",
+        "The weekly rotation has not published a new key to the JWKS for 97 days.",
+        expr="time() - max(auth_jwks_key_created_timestamp_seconds) > 90 * 86400",
+        split="dev",
+    ),
+    Spec(
+        "paraphrase", "dev2-para-login-failures-am", "auth/AuthLoginFailuresSpike.md",
+        "IdentityWarning",
+        {"service": "auth", "severity": "warning"},
+        "failed logins at eight times the usual rate",
+        "Wrong-password attempts on existing accounts are at 8x normal, spread over "
+        "residential proxy addresses.",
+        split="dev",
+    ),
+    Spec(
+        "paraphrase", "dev2-para-acquirer-slow-am", "payments/PaymentProviderTimeouts.md",
+        "CardAcquirerSlow",
+        {"service": "payments", "severity": "critical", "provider": "acquirer-b"},
+        "authorize calls to acquirer B give up after 6 s",
+        "7% of authorize requests to acquirer B hit the client timeout; orders stay in "
+        "payment pending.",
+        split="dev",
+    ),
+    Spec(
+        "paraphrase", "dev2-para-3ds-challenge-am", "payments/PaymentAuthorizationDeclineSpike.md",
+        "CheckoutSCAProblems",
+        {"service": "payments", "severity": "critical"},
+        "card payments failing strong customer authentication",
+        "Since the 3-D Secure library upgrade, 20% of card payments end in "
+        "authentication_required; customers cannot finish the challenge.",
+        split="dev",
+    ),
+    Spec(
+        "paraphrase", "dev2-para-report-cron-not-started-am", "batch/CronJobMissedSchedule.md",
+        "ReportGeneratorStale",
+        {"service": "batch", "severity": "warning", "cronjob": "report-generator"},
+        "report-generator has not been scheduled for 26 hours",
+        "The last schedule time of the report-generator CronJob is 26 hours old; no job "
+        "was created at 23:00.",
+        expr="time() - kube_cronjob_status_last_schedule_time{cronjob=\"report-generator\"} "
+        "> 26 * 3600",
+        split="dev",
+    ),
+    Spec(
+        "paraphrase", "dev2-para-pd-cdn-hits-drop", "cdn/CDNCacheHitRatioLow.md",
+        "CDNHitsDrop",
+        {"service": "cdn", "severity": "warning"},
+        "", "",
+        fmt="pd",
+        pd_title="CDN serves only 41% from cache since the tracking parameter rollout; "
+        "origin traffic tripled",
+        pd_service="cdn", pd_incident_key="cdn/hit-ratio",
+        split="dev",
+    ),
+    Spec(
+        "paraphrase", "dev2-para-ingress-hostnames-missing-am", "dns/ExternalDNSSyncFailed.md",
+        "IngressHostnamesNotPublished",
+        {"service": "dns", "severity": "warning"},
+        "new ingress hostnames do not resolve",
+        "external-dns logs AccessDenied for ChangeResourceRecordSets; hostnames of "
+        "ingresses created today are missing from the public zone.",
+        split="dev",
+    ),
+    Spec(
+        "paraphrase", "dev2-para-pd-logs-cluster-red", "elasticsearch/ElasticsearchClusterRed.md",
+        "LogsClusterRed",
+        {"service": "elasticsearch", "severity": "critical"},
+        "", "",
+        fmt="pd",
+        pd_title="logs cluster status red: 3 primary shards unassigned after es-data-5 died",
+        pd_service="Observability", pd_incident_key="logs/cluster-red",
+        split="dev",
+    ),
+    Spec(
+        "paraphrase", "dev2-para-root-fs-group", "node/NodeFilesystemAlmostFull.md",
+        "HostDiskWarning",
+        {"service": "node", "severity": "warning"},
+        "{instance}: / at 94%",
+        "The root filesystem of {instance} is 94% used, mostly container images and logs.",
+        fmt="group", vary_key="instance", vary_values=("build-3:9100", "build-4:9100"),
+        split="dev",
+    ),
+    Spec(
+        "renamed", "dev2-renamed-api-cert-renewal-stuck-am", "cdn/TLSCertificateExpiringSoon.md",
+        "ApiCertRenewalStuck",
+        {"service": "cdn", "severity": "warning"},
+        "api.acme.example certificate not renewed",
+        "cert-manager shows the Certificate for api.acme.example not Ready; the served "
+        "certificate expires in 9 days.",
+        split="dev",
+    ),
+    Spec(
+        "no_runbook", "dev2-none-pg-checkpoints-am", None,
+        "PostgresCheckpointsTooFrequent",
+        {"service": "postgres", "severity": "warning"},
+        "checkpoints every 40 seconds on orders-db",
+        "Most checkpoints are requested rather than timed: max_wal_size is too small for "
+        "the write load and I/O spikes every 40 s.",
+        expr="rate(pg_stat_bgwriter_checkpoints_req[15m]) > "
+        "rate(pg_stat_bgwriter_checkpoints_timed[15m])",
+        split="dev",
+    ),
+    Spec(
+        "no_runbook", "dev2-none-pg-wraparound-am", None,
+        "PostgresTxIdWraparoundRisk",
+        {"service": "postgres", "severity": "critical", "datname": "orders"},
+        "transaction ID age at 1.6 billion",
+        "age(datfrozenxid) of the orders database is 1.6 billion; anti-wraparound vacuum "
+        "of the largest table has not finished in 3 days.",
+        expr="max(pg_database_frozen_xid_age) > 1.5e9",
+        split="dev",
+    ),
+    Spec(
+        "no_runbook", "dev2-none-redis-bgsave-am", None,
+        "RedisBackgroundSaveFailing",
+        {"service": "redis", "severity": "warning", "instance": "redis-queue-0:6379"},
+        "last background save failed",
+        "rdb_last_bgsave_status is err on redis-queue-0 for 2 hours; the snapshot on disk "
+        "is from this morning.",
+        expr="redis_rdb_last_bgsave_status == 0",
+        split="dev",
+    ),
+    Spec(
+        "no_runbook", "dev2-none-redis-noperm-am", None,
+        "RedisCommandsDenied",
+        {"service": "redis", "severity": "warning"},
+        "NOPERM errors from checkout-api",
+        "checkout-api gets NOPERM for EVALSHA since the Redis user list was updated; "
+        "cart updates fall back to the slow path.",
+        split="dev",
+    ),
+    Spec(
+        "no_runbook", "dev2-none-kafka-quota-throttle-am", None,
+        "KafkaClientThrottled",
+        {"service": "kafka", "severity": "warning", "client_id": "analytics-ingest"},
+        "analytics-ingest producer throttled by broker quota",
+        "Produce throttle time is 800 ms for client analytics-ingest, which has reached "
+        "its 10 MB/s byte-rate quota.",
+        expr="max(kafka_server_produce_throttle_time_ms{client_id=\"analytics-ingest\"}) "
+        "> 500",
+        split="dev",
+    ),
+    Spec(
+        "no_runbook", "dev2-none-pd-kafka-partition-skew", None,
+        "KafkaPartitionSkew",
+        {"service": "kafka", "severity": "warning"},
+        "", "",
+        fmt="pd",
+        pd_title="One partition of the orders topic gets 60% of all messages (tenant key "
+        "hashing)",
+        pd_service="kafka", pd_incident_key="kafka/orders-partition-skew",
+        split="dev",
+    ),
+    Spec(
+        "no_runbook", "dev2-none-apiserver-slow-am", None,
+        "KubeAPIServerSlowRequests",
+        {"service": "kubernetes", "severity": "warning"},
+        "API server LIST calls take 3 s at p99",
+        "kube-apiserver answers LIST requests for pods in 3 s at p99; controllers and "
+        "kubectl feel sluggish.",
+        expr="histogram_quantile(0.99, sum by (le, verb) "
+        "(rate(apiserver_request_duration_seconds_bucket{verb=\"LIST\"}[5m]))) > 1",
+        split="dev",
+    ),
+    Spec(
+        "no_runbook", "dev2-none-controller-manager-absent-am", None,
+        "KubeControllerManagerAbsent",
+        {"service": "kubernetes", "severity": "critical"},
+        "kube-controller-manager has disappeared",
+        "kube-controller-manager is missing from Prometheus target discovery for 15 "
+        "minutes.",
+        expr="absent(up{job=\"kube-controller-manager\"} == 1)",
+        split="dev",
+    ),
+    Spec(
+        "no_runbook", "dev2-none-gateway-websocket-drops-am", None,
+        "GatewayWebsocketDisconnects",
+        {"service": "api-gateway", "severity": "warning"},
+        "websocket connections dropped every 60 s",
+        "Clients of /v1/stream lose their websocket every 60 seconds since the gateway "
+        "config change; the idle timeout looks too short.",
+        split="dev",
+    ),
+    Spec(
+        "no_runbook", "dev2-none-fraud-scoring-am", None,
+        "FraudScoringUnavailable",
+        {"service": "payments", "severity": "critical"},
+        "fraud scoring not answering, payments accepted unscored",
+        "Calls to the fraud scoring service time out; checkout fails open and accepts "
+        "payments without a risk score.",
+        split="dev",
+    ),
+    Spec(
+        "no_runbook", "dev2-none-email-links-expired-am", None,
+        "AuthVerificationLinksExpired",
+        {"service": "auth", "severity": "warning"},
+        "sign-up verification links expire too early",
+        "New users report that the verification link in their sign-up email has already "
+        "expired; the token lifetime is 60 seconds.",
+        split="dev",
+    ),
+    Spec(
+        "no_runbook", "dev2-none-batch-worker-skew-am", None,
+        "BatchWorkerImageSkew",
+        {"service": "batch", "severity": "info"},
+        "batch workers run two different images",
+        "3 of 20 batch workers still run image v41 while the others run v42.",
+        split="dev",
+    ),
+    Spec(
+        "no_runbook", "dev2-none-pd-cdn-geo-403", None,
+        "CDNGeoBlock",
+        {"service": "cdn", "severity": "critical"},
+        "", "",
+        fmt="pd",
+        pd_title="Customers in Brazil get 403 from the CDN: geo restriction applied to "
+        "the wrong country",
+        pd_service="cdn", pd_incident_key="cdn/geo-403",
+        split="dev",
+    ),
+    Spec(
+        "no_runbook", "dev2-none-zone-record-limit-am", None,
+        "PublicZoneNearRecordLimit",
+        {"service": "dns", "severity": "warning"},
+        "public zone at 9,600 of 10,000 records",
+        "The acme.example public zone is close to the provider's record limit per zone.",
+        split="dev",
+    ),
+    Spec(
+        "no_runbook", "dev2-none-es-write-rejections-am", None,
+        "ElasticsearchWriteRejections",
+        {"service": "elasticsearch", "severity": "warning", "cluster": "logging"},
+        "bulk writes rejected on data nodes",
+        "The write thread pool queue on the data nodes is full; bulk requests are "
+        "rejected with 429 and shippers retry.",
+        expr="sum(rate(elasticsearch_thread_pool_rejected_count{type=\"write\"}[5m])) > 0",
+        split="dev",
+    ),
+    Spec(
+        "no_runbook", "dev2-none-node-load-group", None,
+        "HostLoadHigh",
+        {"service": "node", "severity": "warning"},
+        "{instance}: load average 48 on 8 cores",
+        "The run queue on {instance} is full of processes blocked on NFS I/O.",
+        fmt="group", vary_key="instance", vary_values=("batch-3:9100", "batch-5:9100"),
+        expr="node_load5 / count without (cpu, mode) (node_cpu_seconds_total{mode=\"idle\"}) "
+        "> 4",
+        split="dev",
+    ),
+    Spec(
+        "no_runbook", "dev2-none-node-reboot-pending-am", None,
+        "NodeRebootRequired",
+        {"service": "node", "severity": "info"},
+        "14 hosts wait for a reboot",
+        "unattended-upgrades installed a new kernel on 14 hosts 10 days ago; they have not "
+        "been rebooted.",
+        expr="node_reboot_required > 0",
+        split="dev",
+    ),
 ]
 # fmt: on
 
