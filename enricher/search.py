@@ -50,11 +50,11 @@ QUOTE_SCAN_LIMIT = 256
 @dataclass(frozen=True)
 class SearchConfig:
     #: Confidence a match must reach (docs/RETRIEVAL.md: fitted on the golden dev split).
-    threshold: float = 0.63
+    threshold: float = 0.61
     #: Bar for the unfiltered tier, where nothing but the text vouches for the match. Fitted
     #: with `threshold` on the golden dev split: stricter, to keep in-domain alerts that have
     #: no runbook from matching a sibling runbook on wording alone.
-    global_threshold: float = 0.73
+    global_threshold: float = 0.76
     #: Added to the confidence of runbooks that list the alert name exactly.
     name_bonus: float = 0.3
     #: Subtracted in proportion to how far a runbook's BM25 score trails the best one:
@@ -62,7 +62,7 @@ class SearchConfig:
     lexical_penalty: float = 0.25
     #: A top runbook below the bar is still taken when it clears `margin_floor` and leads
     #: every other runbook by `margin`: a clear winner, not one of several near-ties.
-    margin_floor: float = 0.35
+    margin_floor: float = 0.45
     margin: float = 0.15
     top_k: int = 3
     #: Candidates each retriever contributes before fusion (wider than top_k on purpose).

@@ -44,8 +44,8 @@ class Settings(BaseSettings):
     chunk_min_chars: int = Field(default=250, ge=0)
 
     # --- search ---
-    score_threshold: float = Field(default=0.63, ge=0, le=1)
-    global_score_threshold: float = Field(default=0.73, ge=0, le=1)
+    score_threshold: float = Field(default=0.61, ge=0, le=1)
+    global_score_threshold: float = Field(default=0.76, ge=0, le=1)
     stale_after_days: int = Field(default=180, ge=1)
 
     # --- HTTP service ---
