@@ -44,7 +44,7 @@ from enricher.embedding import Embedder
 from enricher.errors import ConfigError
 from enricher.eval import EvalIndex, add_common_arguments, prepare, ranked_docs, run_cases
 from enricher.quality import Case, Metrics, Outcome, by_kind, compute_metrics
-from enricher.search import Ranking, SearchConfig, decide
+from enricher.search import Ranking, SearchConfig, decide, leads
 from enricher.settings import Settings
 
 MAX_FALSE_MATCH = 0.05
@@ -88,6 +88,7 @@ def outcomes_at(
     for r in ranked:
         docs, scores = ranked_docs(r.ranking)
         chosen = decide(r.ranking, at) if r.ranking is not None else ()
+        closest = leads(r.ranking, at) if r.ranking is not None and not chosen else ()
         outcomes.append(
             Outcome(
                 id=r.case.id,
@@ -99,6 +100,7 @@ def outcomes_at(
                 docs=docs,
                 scores=scores,
                 top=str(chosen[0].payload[index.F_PATH]) if chosen else None,
+                leads=tuple(str(c.payload[index.F_PATH]) for c in closest),
             )
         )
     return outcomes

@@ -144,6 +144,7 @@ def run_case(searcher: Searcher, case: Case, now: datetime) -> Outcome:
         docs=docs,
         scores=scores,
         top=result.matches[0].path if result.matches else None,
+        leads=tuple(m.path for m in result.leads),
     )
 
 
@@ -305,6 +306,8 @@ def report_text(evaluation: Evaluation, split: str, *, failures: bool = False) -
             ]
         ),
     ]
+    lines += ["", "no-match pages (leads: closest runbooks named as not confident):"]
+    lines += [leads_line(s, evaluation.main.outcomes) for s in _splits(evaluation.main.outcomes)]
     if len(evaluation.runs) > 1:
         lines += [
             "",
@@ -317,6 +320,18 @@ def report_text(evaluation: Evaluation, split: str, *, failures: bool = False) -
         lines += ["", f"failures, split {split}:"]
         lines += [failure_line(o) for o in main if not o.ok] or ["  none"]
     return "\n".join(lines)
+
+
+def leads_line(split: str, outcomes: Iterable[Outcome]) -> str:
+    chosen = in_split(outcomes, split)
+    missed = [o for o in chosen if o.expected is not None and o.status == "no_match"]
+    quiet = [o for o in chosen if o.expected is None and o.status == "no_match"]
+    found = sum(o.expected in o.leads for o in missed)
+    shown = sum(bool(o.leads) for o in quiet)
+    return (
+        f"  {split:8} right runbook among the leads {found}/{len(missed)} of the missed cases; "
+        f"leads shown on {shown}/{len(quiet)} pages that expect no runbook"
+    )
 
 
 def failure_line(o: Outcome) -> str:

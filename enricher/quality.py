@@ -113,6 +113,8 @@ class Outcome:
     scores: tuple[float, ...]
     #: Path of the top reported match when status is "matched".
     top: str | None = None
+    #: With "no_match": paths of the runbooks named as leads (not confident), best first.
+    leads: tuple[str, ...] = ()
 
     @property
     def rank(self) -> int | None:
@@ -143,6 +145,7 @@ class Outcome:
             "expected": self.expected,
             "kind": self.kind,
             "split": self.split,
+            "leads": list(self.leads),
         }
 
 
@@ -158,6 +161,10 @@ class Metrics:
     precision: float | None
     no_match_accuracy: float | None
     false_match_rate: float | None
+    #: Of the cases expecting a runbook that got "no_match": the right one among the leads.
+    lead_recall: float | None = None
+    #: Of the cases expecting none that got "no_match": pages that still named leads.
+    null_leads_shown: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         def r(value: float | None) -> float | None:
@@ -174,6 +181,8 @@ class Metrics:
             "precision": r(self.precision),
             "no_match_accuracy": r(self.no_match_accuracy),
             "false_match_rate": r(self.false_match_rate),
+            "lead_recall": r(self.lead_recall),
+            "null_leads_shown": r(self.null_leads_shown),
         }
 
 
@@ -186,6 +195,8 @@ def compute_metrics(outcomes: Sequence[Outcome]) -> Metrics:
     null = [o for o in outcomes if o.expected is None]
     matched = [o for o in outcomes if o.status == "matched"]
     ranks = [o.rank for o in expecting]
+    missed = [o for o in expecting if o.status == "no_match"]
+    quiet = [o for o in null if o.status == "no_match"]
     return Metrics(
         cases=len(outcomes),
         expecting=len(expecting),
@@ -197,6 +208,8 @@ def compute_metrics(outcomes: Sequence[Outcome]) -> Metrics:
         precision=_ratio(sum(o.right for o in matched), len(matched)),
         no_match_accuracy=_ratio(sum(o.status == "no_match" for o in null), len(null)),
         false_match_rate=_ratio(sum(o.wrong for o in outcomes), len(outcomes)),
+        lead_recall=_ratio(sum(o.expected in o.leads for o in missed), len(missed)),
+        null_leads_shown=_ratio(sum(bool(o.leads) for o in quiet), len(quiet)),
     )
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -89,6 +90,7 @@ KEY_LABELS = (
 SOURCE_NAMES = {"alertmanager": "Alertmanager", "pagerduty": "PagerDuty"}
 
 NO_MATCH_TEXT = "🔍 No confident runbook match for this alert."
+LEADS_TEXT = "Closest runbooks, *below the confidence bar*: check they fit before following them."
 UNAVAILABLE_TEXT = (
     "⚠️ Runbook search is unavailable right now — this page was sent without runbook context."
 )
@@ -206,8 +208,8 @@ def _readable_score(score: float) -> int:
     return round(min(max(score, 0.0), 1.0) * 100) if math.isfinite(score) else 0
 
 
-def _match_blocks(match: Match, base: str | None, budget: _Budget) -> list[Block]:
-    width = 60 if budget.compact else 150
+def _heading(match: Match, base: str | None, width: int) -> str:
+    """`*Title › Section*`, the title linked to the runbook when a base URL is set."""
     title = " ".join((match.title or match.path or "runbook").split())
     url = _match_url(base, match)
     heading = link(url, title) if url else safe_line(title, width)
@@ -215,12 +217,22 @@ def _match_blocks(match: Match, base: str | None, budget: _Budget) -> list[Block
         heading = link(url, title[: width - 1] + "…")
     if match.section:
         heading += " › " + safe_line(match.section, width)
-    heading = f"*{heading}*"
+    return f"*{heading}*"
+
+
+def _path_line(match: Match, width: int) -> str | None:
+    path = match.path.replace("`", "")
+    return f"📄 `{safe_line(path, width)}`" if path.strip() else None
+
+
+def _match_blocks(match: Match, base: str | None, budget: _Budget) -> list[Block]:
+    width = 60 if budget.compact else 150
+    heading = _heading(match, base, width)
     room = min(budget.match_text, SECTION_MAX - len(heading) - 1)
     body = trim_markdown(match.text, room) if room > 0 else ""
     meta: list[str] = []
-    if match.path.replace("`", "").strip():
-        meta.append(f"📄 `{safe_line(match.path.replace('`', ''), width)}`")
+    if path := _path_line(match, width):
+        meta.append(path)
     if match.source:
         meta.append(f"source: {safe_line(match.source, 40)}")
     if match.revision:
@@ -261,7 +273,20 @@ def _status_blocks(
             " so the next page comes with context._"
         )
     )
+    if result.leads:
+        blocks.append(_leads_section(result.leads, base, budget))
     return blocks
+
+
+def _leads_section(leads: Sequence[Match], base: str | None, budget: _Budget) -> Block:
+    """Closest runbooks on a no-match page: named, scored and plainly not vouched for."""
+    width = 60 if budget.compact else 120
+    lines = [LEADS_TEXT]
+    for match in leads[:MAX_MATCHES]:
+        parts = [_heading(match, base, width), _path_line(match, width)]
+        parts.append(f"match {_readable_score(match.score)}%")
+        lines.append("• " + " · ".join(p for p in parts if p))
+    return _section("\n".join(lines))
 
 
 def _fallback(alert: Alert, phase: Phase, tail: str) -> str:

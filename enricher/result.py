@@ -34,6 +34,8 @@ class SearchResult:
     status: Status
     tier: Tier | None
     matches: tuple[Match, ...] = field(default_factory=tuple)
+    #: With "no_match" only: the closest runbooks, shown to on-call as not confident.
+    leads: tuple[Match, ...] = field(default_factory=tuple)
     #: Why search was unavailable, for logs and the Slack note; never contains secrets.
     reason: str | None = None
 
@@ -42,4 +44,5 @@ class SearchResult:
             "status": self.status,
             "tier": self.tier,
             "matches": [asdict(m) for m in self.matches],
+            "leads": [asdict(m) for m in self.leads],
         }

@@ -65,6 +65,10 @@ class SearchConfig:
     margin_floor: float = 0.45
     margin: float = 0.15
     top_k: int = 3
+    #: On "no confident match", up to this many runbooks at or above `margin_floor` are
+    #: still named as leads, marked as not confident (0: none). The right runbook is in the
+    #: top three for nearly every golden case that misses the bar (docs/RETRIEVAL.md).
+    max_leads: int = 2
     #: Candidates each retriever contributes before fusion (wider than top_k on purpose).
     prefetch_limit: int = 24
     #: How many BM25 hits to read for the lexical evidence.
@@ -125,6 +129,16 @@ def decide(ranking: Ranking, config: SearchConfig) -> tuple[Candidate, ...]:
     return ()
 
 
+def leads(ranking: Ranking, config: SearchConfig) -> tuple[Candidate, ...]:
+    """The runbooks worth a look when nothing is confident: over the floor, best first.
+
+    Below `margin_floor` a runbook's wording is no evidence (off-topic alerts score there),
+    so nothing is named rather than something random.
+    """
+    over = (c for c in ranking.candidates if c.score >= config.margin_floor)
+    return tuple(over)[: max(config.max_leads, 0)]
+
+
 class Searcher:
     def __init__(
         self, client: QdrantClient, collection: str, embedder: Embedder, config: SearchConfig
@@ -147,9 +161,11 @@ class Searcher:
         except SearchUnavailable as exc:
             return SearchResult(status="unavailable", tier=None, reason=str(exc)), None
         confident = decide(ranking, self.config)
-        if not confident:
-            return SearchResult(status="no_match", tier=ranking.tier), ranking
         when = now or datetime.now(UTC)
+        if not confident:
+            closest = leads(ranking, self.config)
+            hints = tuple(self._match(c, when, ranking.vouched) for c in closest)
+            return SearchResult(status="no_match", tier=ranking.tier, leads=hints), ranking
         matches = tuple(self._match(c, when, ranking.vouched) for c in confident)
         return SearchResult(status="matched", tier=ranking.tier, matches=matches), ranking
 

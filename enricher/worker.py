@@ -148,6 +148,7 @@ class Processor:
             tier=result.tier,
             score=top.score if top else None,
             doc=top.doc_id if top else None,
+            leads=[m.doc_id for m in result.leads] or None,
             reason=result.reason,
             ms=round(elapsed * 1000, 1),
         )

@@ -108,7 +108,7 @@ def show_search(sample: Path, services: Services) -> None:
     if alert is None:
         return
     result = services.searcher.search(alert).to_json()
-    for match in result["matches"]:
+    for match in [*result["matches"], *result["leads"]]:
         match.pop("text")
     print(f"\nsearch result (python -m enricher.search --payload {sample.relative_to(REPO)}),")
     print("match text left out:")

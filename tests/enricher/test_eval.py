@@ -48,11 +48,11 @@ KAFKA = "kafka/KafkaConsumerLagHigh.md"
 
 def outcome(
     case_id: str, expected: str | None, status: Status, docs: tuple[str, ...], *,
-    kind: str = "k", split: str | None = "test",
+    kind: str = "k", split: str | None = "test", leads: tuple[str, ...] = (),
 ) -> Outcome:
     top = docs[0] if status == "matched" else None
     scores = tuple(0.9 - i * 0.1 for i in range(len(docs)))
-    return Outcome(case_id, kind, split, expected, status, "global", docs, scores, top)
+    return Outcome(case_id, kind, split, expected, status, "global", docs, scores, top, leads)
 
 
 def metrics(**overrides: Any) -> Metrics:
@@ -153,6 +153,21 @@ class TestMetrics:
         assert m.no_match_accuracy is None
         assert compute_metrics([]).to_json()["recall@1"] is None
 
+    def test_leads_on_no_match_pages(self) -> None:
+        """Lead recall counts missed cases whose runbook was named; the other figure counts
+        no-runbook pages that named any."""
+        m = compute_metrics([
+            outcome("found", PG_LAG, "no_match", (KAFKA, PG_LAG), leads=(KAFKA, PG_LAG)),
+            outcome("not-found", PG_LAG, "no_match", (KAFKA, PG_LAG), leads=(KAFKA,)),
+            outcome("hit", PG_LAG, "matched", (PG_LAG,)),
+            outcome("null-leads", None, "no_match", (KAFKA,), leads=(KAFKA,)),
+            outcome("null-quiet", None, "no_match", (KAFKA,)),
+            outcome("null-quiet-2", None, "no_match", ()),
+        ])
+        assert m.lead_recall == pytest.approx(1 / 2)
+        assert m.null_leads_shown == pytest.approx(1 / 3)
+        assert compute_metrics([outcome("x", PG_LAG, "matched", (PG_LAG,))]).lead_recall is None
+
     def test_by_kind_and_split(self) -> None:
         kinds = by_kind(self.OUTCOMES)
         assert sorted(kinds) == ["k", "none"]
@@ -242,7 +257,8 @@ class TestEvaluate:
         lines = [json.loads(line) for line in path.read_text().splitlines()]
         assert len(lines) == 6
         for line in lines:
-            assert {"id", "status", "tier", "docs", "scores"} <= set(line)
+            assert {"id", "status", "tier", "docs", "scores", "leads"} <= set(line)
+            assert not line["leads"] or line["status"] == "no_match"
             assert len(line["docs"]) == len(line["scores"]) <= 5
             assert all(not d.startswith("/") and d.endswith(".md") for d in line["docs"])
             assert line["scores"] == sorted(line["scores"], reverse=True)
@@ -267,7 +283,9 @@ class TestMain:
         assert len(out.read_text().splitlines()) == 6
         capsys.readouterr()
         assert main([*args, "--gate", str(base)]) == 0
-        last = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+        printed = capsys.readouterr().out.strip().splitlines()
+        assert any(line.startswith("  test     right runbook among the leads") for line in printed)
+        last = json.loads(printed[-1])
         assert last["gate"] == "passed"
         assert last["split"] == "test"
         assert last["overall"]["cases"] == 4
@@ -332,6 +350,7 @@ class TestCalibrate:
         got = calibrate.outcomes_at(ranked, SearchConfig(), 0.5, 0.65)
         assert [o.status for o in got] == ["no_match", "matched"]
         assert got[1].top == PG_LAG
+        assert (got[0].leads, got[1].leads) == ((PG_LAG,), ())
 
     def test_suggest_takes_middle_of_best_feasible_plateau(self) -> None:
         points = [calibrate.Point(t, t, metrics(recall_at_1=r, false_match_rate=fm))

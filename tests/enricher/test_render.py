@@ -12,6 +12,7 @@ import pytest
 
 from enricher.alert import Alert
 from enricher.render import (
+    LEADS_TEXT,
     NO_MATCH_TEXT,
     UNAVAILABLE_TEXT,
     SlackMessage,
@@ -237,6 +238,30 @@ class TestNoMatchAndUnavailable:
         assert NO_MATCH_TEXT in body
         assert "`postgres/PostgresReplicationLag.md`" in body
         assert "unavailable" not in body
+        assert LEADS_TEXT not in body
+
+    def test_no_match_names_its_leads_as_not_confident(self) -> None:
+        """The closest runbooks are listed under the no-match note, linked, with path and
+        score, and without their text: the page does not read as a match."""
+        leads = (make_match(0, score=0.58), make_match(1, score=0.52))
+        result = SearchResult(status="no_match", tier="service", leads=leads)
+        msg = render_message(make_alert(), result, runbook_base_url=BASE, now=NOW)
+        body = texts(msg)
+        assert body.index(NO_MATCH_TEXT) < body.index(LEADS_TEXT)
+        url = f"{BASE}/postgres/Doc1.md#promote-replica"
+        assert f"• *<{url}|Postgres replication lag 1> › Mitigation › Promote replica*" in body
+        assert "`postgres/Doc0.md` · match 58%" in body
+        assert "match 52%" in body
+        assert "Restart the replica." not in body
+        assert msg.text.endswith("No confident runbook match.")
+        assert_block_kit_limits(msg.blocks)
+
+    def test_leads_with_huge_titles_stay_within_limits(self) -> None:
+        leads = tuple(make_match(i, title="T" * 5000, section="S" * 5000) for i in range(3))
+        result = SearchResult(status="no_match", tier="global", leads=leads)
+        msg = render_message(make_alert(), result, runbook_base_url=BASE, now=NOW)
+        assert LEADS_TEXT in texts(msg)
+        assert_block_kit_limits(msg.blocks)
 
     def test_unavailable(self) -> None:
         """Search down has its own wording, distinct from no match, with the reason."""

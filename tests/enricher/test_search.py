@@ -25,6 +25,7 @@ from enricher.search import (
     SearchConfig,
     Searcher,
     decide,
+    leads,
     sole_quoters,
 )
 from enricher.settings import Settings
@@ -81,6 +82,22 @@ class TestDecide:
     def test_metric_evidence_can_be_switched_off(self) -> None:
         rank = ranking("global", 0.5, 0.48, runner_up=0.48, vouched="d0")
         assert decide(rank, replace(CONFIG, metric_evidence=False)) == ()
+
+
+class TestLeads:
+    def test_closest_runbooks_over_the_floor_best_first(self) -> None:
+        """A no-match page names at most `max_leads` runbooks, none under the floor."""
+        rank = ranking("service", 0.55, 0.5, 0.4, runner_up=0.5)
+        assert decide(rank, CONFIG) == ()
+        assert [c.doc_id for c in leads(rank, CONFIG)] == ["d0", "d1"]
+        assert [c.doc_id for c in leads(rank, replace(CONFIG, max_leads=3))] == ["d0", "d1", "d2"]
+
+    def test_nothing_under_the_floor_is_named(self) -> None:
+        assert leads(ranking("global", 0.34, 0.2), CONFIG) == ()
+        assert leads(ranking("global"), CONFIG) == ()
+
+    def test_leads_can_be_switched_off(self) -> None:
+        assert leads(ranking("service", 0.55, 0.5), replace(CONFIG, max_leads=0)) == ()
 
 
 class TestSoleQuoters:
@@ -175,6 +192,29 @@ class TestTiers:
         )
         assert result.status == "no_match"
         assert result.matches == ()
+        assert result.leads == ()
+
+    def test_a_near_tie_names_the_closest_runbooks_as_leads(self, searcher: Searcher) -> None:
+        """With nothing confident, the runbooks over the floor still reach on-call, marked as
+        leads; a confident match carries none."""
+        strict = Searcher(
+            searcher.client,
+            searcher.collection,
+            searcher.embedder,
+            replace(searcher.config, threshold=1.0, global_threshold=1.0, margin=1.0),
+        )
+        gateway = alert(
+            "RouteServerErrors",
+            "api-gateway",
+            "5% of requests on /v1/orders fail with 502",
+            "Since the deploy of orders-api the gateway answers 502 for 5% of requests.",
+        )
+        result = strict.search(gateway)
+        assert (result.status, result.matches) == ("no_match", ())
+        assert 1 <= len(result.leads) <= strict.config.max_leads
+        assert result.leads[0].path == "api-gateway/HighErrorRate.md"
+        assert all(m.score >= strict.config.margin_floor for m in result.leads)
+        assert searcher.search(alert("HighErrorRate", "api-gateway", "5xx")).leads == ()
 
     def test_matches_are_one_per_document_with_readable_scores(self, searcher: Searcher) -> None:
         """At most three sections, from different runbooks, each scored in 0..1."""
@@ -252,7 +292,7 @@ class TestSearchCli:
         )
         assert done.returncode == 0, done.stderr
         result = json.loads(done.stdout)
-        assert set(result) == {"status", "tier", "matches"}
+        assert set(result) == {"status", "tier", "matches", "leads"}
         assert result["status"] == "matched"
         top = result["matches"][0]
         assert top["doc_id"] == "runbooks:postgres/PostgresReplicationLag.md"
