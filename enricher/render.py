@@ -266,27 +266,33 @@ def _status_blocks(
         return blocks
     service = safe_line(alert.service or "<service>", 80)
     name = safe_line(alert.alert_name or "<alert_name>", 120)
-    blocks.append(
-        _section(
-            f"{NO_MATCH_TEXT}\n_Add one at `{service}/{name}.md` in the runbook repository"
-            " (or list this alert in a runbook's `alert_names`)"
-            " so the next page comes with context._"
-        )
+    hint = (
+        f"_Add one at `{service}/{name}.md` in the runbook repository"
+        " (or list this alert in a runbook's `alert_names`)"
+        " so the next page comes with context._"
     )
+    blocks.append(_section(NO_MATCH_TEXT))
     if result.leads:
-        blocks.append(_leads_section(result.leads, base, budget))
+        blocks.append(_section(_leads_text(result.leads, base, budget)))
+    blocks.append(_section(hint))
     return blocks
 
 
-def _leads_section(leads: Sequence[Match], base: str | None, budget: _Budget) -> Block:
-    """Closest runbooks on a no-match page: named, scored and plainly not vouched for."""
+def _leads_text(leads: Sequence[Match], base: str | None, budget: _Budget) -> str:
+    """Closest runbooks on a no-match page: named, scored and plainly not vouched for.
+
+    Whole lines only, as many as fit one section: a cut would break a link's markup.
+    """
     width = 60 if budget.compact else 120
-    lines = [LEADS_TEXT]
+    text = LEADS_TEXT
     for match in leads[:MAX_MATCHES]:
         parts = [_heading(match, base, width), _path_line(match, width)]
         parts.append(f"match {_readable_score(match.score)}%")
-        lines.append("• " + " · ".join(p for p in parts if p))
-    return _section("\n".join(lines))
+        line = "• " + " · ".join(p for p in parts if p)
+        if len(text) + 1 + len(line) > SECTION_MAX:
+            break
+        text += "\n" + line
+    return text
 
 
 def _fallback(alert: Alert, phase: Phase, tail: str) -> str:

@@ -247,7 +247,7 @@ class TestNoMatchAndUnavailable:
         result = SearchResult(status="no_match", tier="service", leads=leads)
         msg = render_message(make_alert(), result, runbook_base_url=BASE, now=NOW)
         body = texts(msg)
-        assert body.index(NO_MATCH_TEXT) < body.index(LEADS_TEXT)
+        assert body.index(NO_MATCH_TEXT) < body.index(LEADS_TEXT) < body.index("_Add one at")
         url = f"{BASE}/postgres/Doc1.md#promote-replica"
         assert f"• *<{url}|Postgres replication lag 1> › Mitigation › Promote replica*" in body
         assert "`postgres/Doc0.md` · match 58%" in body
@@ -256,11 +256,19 @@ class TestNoMatchAndUnavailable:
         assert msg.text.endswith("No confident runbook match.")
         assert_block_kit_limits(msg.blocks)
 
-    def test_leads_with_huge_titles_stay_within_limits(self) -> None:
-        leads = tuple(make_match(i, title="T" * 5000, section="S" * 5000) for i in range(3))
+    def test_leads_with_huge_titles_and_links_stay_within_limits(self) -> None:
+        """Leads that do not fit one section are left out whole, never cut mid-link."""
+        path = "postgres/" + "p" * 800 + ".md"
+        leads = tuple(
+            make_match(i, title="T" * 5000, section="S" * 5000, path=path) for i in range(3)
+        )
         result = SearchResult(status="no_match", tier="global", leads=leads)
         msg = render_message(make_alert(), result, runbook_base_url=BASE, now=NOW)
-        assert LEADS_TEXT in texts(msg)
+        body = texts(msg)
+        assert LEADS_TEXT in body
+        shown = body.count("• *<https://")
+        assert 1 <= shown < 3
+        assert body.count("|" + "T" * 119 + "…>") == shown
         assert_block_kit_limits(msg.blocks)
 
     def test_unavailable(self) -> None:
