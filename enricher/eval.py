@@ -56,6 +56,7 @@ from enricher.quality import (
     check_gate,
     compute_metrics,
     in_split,
+    lead_counts,
     load_cases,
 )
 from enricher.search import Ranking, SearchConfig, Searcher, build_searcher
@@ -323,14 +324,10 @@ def report_text(evaluation: Evaluation, split: str, *, failures: bool = False) -
 
 
 def leads_line(split: str, outcomes: Iterable[Outcome]) -> str:
-    chosen = in_split(outcomes, split)
-    missed = [o for o in chosen if o.expected is not None and o.status == "no_match"]
-    quiet = [o for o in chosen if o.expected is None and o.status == "no_match"]
-    found = sum(o.expected in o.leads for o in missed)
-    shown = sum(bool(o.leads) for o in quiet)
+    c = lead_counts(in_split(outcomes, split))
     return (
-        f"  {split:8} right runbook among the leads {found}/{len(missed)} of the missed cases; "
-        f"leads shown on {shown}/{len(quiet)} pages that expect no runbook"
+        f"  {split:8} right runbook among the leads {c.found}/{c.missed} of the missed cases; "
+        f"leads shown on {c.shown}/{c.quiet} pages that expect no runbook"
     )
 
 

@@ -190,13 +190,36 @@ def _ratio(hits: float, total: int) -> float | None:
     return hits / total if total else None
 
 
+@dataclass(frozen=True)
+class LeadCounts:
+    """How the leads of no-match pages did (enricher.search.leads)."""
+
+    #: Cases expecting a runbook that got "no_match", and those whose runbook was a lead.
+    missed: int
+    found: int
+    #: Cases expecting none that got "no_match", and those whose page named any lead.
+    quiet: int
+    shown: int
+
+
+def lead_counts(outcomes: Iterable[Outcome]) -> LeadCounts:
+    no_match = [o for o in outcomes if o.status == "no_match"]
+    missed = [o for o in no_match if o.expected is not None]
+    quiet = [o for o in no_match if o.expected is None]
+    return LeadCounts(
+        missed=len(missed),
+        found=sum(o.expected in o.leads for o in missed),
+        quiet=len(quiet),
+        shown=sum(bool(o.leads) for o in quiet),
+    )
+
+
 def compute_metrics(outcomes: Sequence[Outcome]) -> Metrics:
     expecting = [o for o in outcomes if o.expected is not None]
     null = [o for o in outcomes if o.expected is None]
     matched = [o for o in outcomes if o.status == "matched"]
     ranks = [o.rank for o in expecting]
-    missed = [o for o in expecting if o.status == "no_match"]
-    quiet = [o for o in null if o.status == "no_match"]
+    leads = lead_counts(outcomes)
     return Metrics(
         cases=len(outcomes),
         expecting=len(expecting),
@@ -208,8 +231,8 @@ def compute_metrics(outcomes: Sequence[Outcome]) -> Metrics:
         precision=_ratio(sum(o.right for o in matched), len(matched)),
         no_match_accuracy=_ratio(sum(o.status == "no_match" for o in null), len(null)),
         false_match_rate=_ratio(sum(o.wrong for o in outcomes), len(outcomes)),
-        lead_recall=_ratio(sum(o.expected in o.leads for o in missed), len(missed)),
-        null_leads_shown=_ratio(sum(bool(o.leads) for o in quiet), len(quiet)),
+        lead_recall=_ratio(leads.found, leads.missed),
+        null_leads_shown=_ratio(leads.shown, leads.quiet),
     )
 
 

@@ -204,8 +204,10 @@ def _match_url(base: str | None, match: Match) -> str | None:
     return url if len(url) <= 1000 else None
 
 
-def _readable_score(score: float) -> int:
-    return round(min(max(score, 0.0), 1.0) * 100) if math.isfinite(score) else 0
+def _score_text(match: Match) -> str:
+    score = match.score
+    readable = round(min(max(score, 0.0), 1.0) * 100) if math.isfinite(score) else 0
+    return f"match {readable}%"
 
 
 def _heading(match: Match, base: str | None, width: int) -> str:
@@ -237,7 +239,7 @@ def _match_blocks(match: Match, base: str | None, budget: _Budget) -> list[Block
         meta.append(f"source: {safe_line(match.source, 40)}")
     if match.revision:
         meta.append(f"rev {safe_line(match.revision[:8], 8)}")
-    meta.append(f"match {_readable_score(match.score)}%")
+    meta.append(_score_text(match))
     if match.quoted_metrics:
         # Names from the rule's PromQL: letters, digits, "_" and ":" only.
         quoted = ", ".join(f"`{safe_line(m, 80)}`" for m in match.quoted_metrics[:2])
@@ -286,8 +288,7 @@ def _leads_text(leads: Sequence[Match], base: str | None, budget: _Budget) -> st
     width = 60 if budget.compact else 120
     text = LEADS_TEXT
     for match in leads[:MAX_MATCHES]:
-        parts = [_heading(match, base, width), _path_line(match, width)]
-        parts.append(f"match {_readable_score(match.score)}%")
+        parts = [_heading(match, base, width), _path_line(match, width), _score_text(match)]
         line = "• " + " · ".join(p for p in parts if p)
         if len(text) + 1 + len(line) > SECTION_MAX:
             break
