@@ -12,7 +12,7 @@ setup:
 models: setup
 
 lint: setup
-	.venv/bin/ruff check enricher ingest tests scripts golden
+	.venv/bin/ruff check enricher ingest quality tests scripts golden
 
 typecheck: setup
 	.venv/bin/mypy
@@ -37,7 +37,7 @@ demo: setup
 ## Retrieval quality on the golden set; fails when test recall@3 or no-match accuracy drops
 ## more than 2 points below golden/baseline.json.
 eval: setup
-	$(PY) -m enricher.eval --corpus golden/runbooks --cases golden/cases.jsonl --gate golden/baseline.json
+	$(PY) -m quality.eval --corpus golden/runbooks --cases golden/cases.jsonl --gate golden/baseline.json
 
 ## Stop the redis-server that `make run` started.
 stop:

@@ -15,20 +15,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from enricher.alertmanager import (
-    alert_identity,
-    check_alertmanager_auth,
-    normalize_group,
-    parse_alertmanager,
-)
 from enricher.errors import BadRequest, PayloadTooLarge
-from enricher.jobs import Job, new_job
-from enricher.pagerduty import (
-    normalize_incident,
-    parse_pagerduty,
-    verify_signature,
-)
+from enricher.pipeline.queue import new_job
 from enricher.service import Services
+from enricher.sources import Ignored, Parsed, parse
+from enricher.sources.alertmanager import check_alertmanager_auth
+from enricher.sources.pagerduty import verify_signature
 
 log = structlog.get_logger(__name__)
 
@@ -74,7 +66,11 @@ def create_app(services: Services) -> Starlette:
 
         return endpoint
 
-    async def accept(job: Job) -> Response:
+    async def accept(parsed: Parsed | Ignored) -> Response:
+        if isinstance(parsed, Ignored):
+            log.info("webhook.ignored", source="pagerduty", event_type=parsed.event_type)
+            return JSONResponse({"status": "ignored"}, status_code=202)
+        job = new_job(parsed)
         outcome = await services.accept(job)
         if outcome == "duplicate":
             metrics.deduplicated.labels(job.source).inc()
@@ -95,16 +91,7 @@ def create_app(services: Services) -> Starlette:
                 basic_users=settings.basic_users,
             )
         body = await read_capped(request, settings.max_body_bytes)
-        payload = parse_alertmanager(body)
-        alert = normalize_group(payload)
-        job = new_job(
-            "alertmanager",
-            body,
-            dedup_key=alert_identity(payload),
-            group_key=alert.group_key,
-            status=alert.status,
-        )
-        return await accept(job)
+        return await accept(parse("alertmanager", body))
 
     async def pagerduty(request: Request) -> Response:
         body = await read_capped(request, settings.max_body_bytes)
@@ -114,18 +101,7 @@ def create_app(services: Services) -> Starlette:
                 request.headers.get("x-pagerduty-signature"),
                 settings.pagerduty_signing_secrets,
             )
-        webhook = parse_pagerduty(body)
-        alert = normalize_incident(webhook)
-        if alert is None:
-            log.info("webhook.ignored", source="pagerduty", event_type=webhook.event.event_type)
-            return JSONResponse({"status": "ignored"}, status_code=202)
-        # The event id is inside the signed body, so a replayed body cannot pass as a new
-        # delivery (the X-Webhook-Id header is not signed); PagerDuty's retries resend it.
-        dedup_key = "pd:" + webhook.event.id
-        job = new_job(
-            "pagerduty", body, dedup_key=dedup_key, group_key=alert.group_key, status=alert.status
-        )
-        return await accept(job)
+        return await accept(parse("pagerduty", body))
 
     async def healthz(request: Request) -> Response:
         return JSONResponse({"status": "ok"})

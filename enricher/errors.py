@@ -72,6 +72,12 @@ class DeliveryFailed(EnricherError):
         #: Seconds Slack asked us to wait (429 Retry-After), when it said.
         self.retry_after = retry_after
 
+    @property
+    def maybe_delivered(self) -> bool:
+        """5xx and timeouts may have been processed by Slack; 429 and permanent errors
+        were not."""
+        return not self.permanent and self.retry_after is None
+
 
 class ConfigError(EnricherError):
     pass

@@ -25,7 +25,7 @@ class Match:
     text: str
     revision: str = ""
     anchor: str = ""
-    #: Metrics of the alert's rule that this runbook alone quotes (enricher.search).
+    #: Metrics of the alert's rule that this runbook alone quotes (enricher.search.searcher).
     quoted_metrics: tuple[str, ...] = ()
 
 

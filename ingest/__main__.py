@@ -11,9 +11,10 @@ from pathlib import Path
 
 import structlog
 
-from enricher import index, logs
-from enricher.embedding import Embedder
+from enricher import logs
 from enricher.errors import ConfigError
+from enricher.index import schema
+from enricher.index.embedding import Embedder
 from enricher.settings import load_settings
 from ingest.cache import EmbeddingCache, connect
 from ingest.sync import Progress, Syncer, SyncOptions
@@ -56,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     logs.configure(json=False)
     try:
         embedder = Embedder(settings)
-        client = index.open_client(settings)
+        client = schema.open_client(settings)
     except ConfigError as exc:
         log.error("ingest.config_error", error=str(exc))
         return 2

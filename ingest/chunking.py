@@ -42,7 +42,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from enricher.names import split_identifier
+from enricher.search.names import split_identifier
 from ingest.document import Chunk
 
 __all__ = [

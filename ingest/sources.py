@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, time
 from pathlib import Path, PurePosixPath
 
-from enricher.names import split_identifier
+from enricher.search.names import split_identifier
 from ingest.chunking import document_title
 from ingest.document import Document, SourceError
 from ingest.frontmatter import FrontMatter, FrontMatterError, parse_front_matter, split_front_matter

@@ -16,10 +16,10 @@ from pathlib import Path
 import structlog
 from qdrant_client import QdrantClient, models
 
-from enricher import index
-from enricher.embedding import Embedder
-from enricher.names import name_key
-from enricher.promql import quoted_names
+from enricher.index import schema
+from enricher.index.embedding import Embedder
+from enricher.search.names import name_key
+from enricher.sources.promql import quoted_names
 from ingest.cache import EmbeddingCache
 from ingest.chunking import chunk_markdown, embed_text
 from ingest.document import Chunk, Document, SourceError
@@ -65,7 +65,7 @@ class SyncOptions:
 #: Bump when embed_text() changes what is embedded for the same chunk, or when the payload
 #: written for a chunk gains a field: every document is then re-indexed once (the embedding
 #: cache still spares the model the texts that did not change).
-#: 2: chunks carry the metric names they quote (index.F_METRICS).
+#: 2: chunks carry the metric names they quote (schema.F_METRICS).
 INDEX_RECIPE_VERSION = 2
 
 
@@ -83,19 +83,19 @@ def read_indexed(client: QdrantClient, collection: str) -> dict[str, Indexed]:
     so the next plan refreshes it."""
     held: dict[str, Indexed] = {}
     offset: models.ExtendedPointId | None = None
-    fields = [index.F_DOC_ID, index.F_DOC_HASH, index.F_SOURCE, index.F_REVISION]
+    fields = [schema.F_DOC_ID, schema.F_DOC_HASH, schema.F_SOURCE, schema.F_REVISION]
     while True:
         points, offset = client.scroll(
             collection, limit=1024, offset=offset, with_payload=fields, with_vectors=False
         )
         for point in points:
             payload = point.payload or {}
-            doc_id = str(payload[index.F_DOC_ID])
-            revision = str(payload.get(index.F_REVISION, ""))
+            doc_id = str(payload[schema.F_DOC_ID])
+            revision = str(payload.get(schema.F_REVISION, ""))
             seen = held.get(doc_id)
             if seen is None:
-                source = str(payload.get(index.F_SOURCE, ""))
-                held[doc_id] = Indexed(str(payload[index.F_DOC_HASH]), 1, source, revision)
+                source = str(payload.get(schema.F_SOURCE, ""))
+                held[doc_id] = Indexed(str(payload[schema.F_DOC_HASH]), 1, source, revision)
             else:
                 same = seen.revision == revision
                 held[doc_id] = replace(
@@ -108,28 +108,28 @@ def read_indexed(client: QdrantClient, collection: str) -> dict[str, Indexed]:
 
 def _of_document(doc_id: str) -> models.FieldCondition:
     """The filter condition that selects every chunk of one document."""
-    return models.FieldCondition(key=index.F_DOC_ID, match=models.MatchValue(value=doc_id))
+    return models.FieldCondition(key=schema.F_DOC_ID, match=models.MatchValue(value=doc_id))
 
 
 def payload_for(doc: Document, chunk: Chunk, embed_model: str) -> dict[str, object]:
     return {
-        index.F_DOC_ID: doc.doc_id,
-        index.F_SOURCE: doc.source,
-        index.F_PATH: doc.path,
-        index.F_TITLE: doc.title,
-        index.F_SECTION: chunk.section,
-        index.F_ANCHOR: chunk.anchor,
-        index.F_TEXT: chunk.text,
-        index.F_ALERT_NAMES: list(doc.alert_names),
-        index.F_ALERT_KEYS: sorted({name_key(n) for n in doc.alert_names}),
-        index.F_SERVICES: list(doc.services),
-        index.F_SERVICE_KEYS: sorted({name_key(s) for s in doc.services}),
-        index.F_REVISION: doc.revision,
-        index.F_DOC_HASH: doc.doc_hash,
-        index.F_LAST_UPDATED: doc.last_updated.isoformat(),
-        index.F_CHUNK_INDEX: chunk.index,
-        index.F_EMBED_MODEL: embed_model,
-        index.F_METRICS: list(quoted_names(chunk.text)),
+        schema.F_DOC_ID: doc.doc_id,
+        schema.F_SOURCE: doc.source,
+        schema.F_PATH: doc.path,
+        schema.F_TITLE: doc.title,
+        schema.F_SECTION: chunk.section,
+        schema.F_ANCHOR: chunk.anchor,
+        schema.F_TEXT: chunk.text,
+        schema.F_ALERT_NAMES: list(doc.alert_names),
+        schema.F_ALERT_KEYS: sorted({name_key(n) for n in doc.alert_names}),
+        schema.F_SERVICES: list(doc.services),
+        schema.F_SERVICE_KEYS: sorted({name_key(s) for s in doc.services}),
+        schema.F_REVISION: doc.revision,
+        schema.F_DOC_HASH: doc.doc_hash,
+        schema.F_LAST_UPDATED: doc.last_updated.isoformat(),
+        schema.F_CHUNK_INDEX: chunk.index,
+        schema.F_EMBED_MODEL: embed_model,
+        schema.F_METRICS: list(quoted_names(chunk.text)),
     }
 
 
@@ -148,7 +148,7 @@ class Syncer:
 
     def run(self, options: SyncOptions, progress: Progress | None = None) -> SyncReport:
         # Checked before reading sources so a model mismatch writes nothing at all.
-        index.ensure_collection(self.client, self.collection, self.embedder.identity)
+        schema.ensure_collection(self.client, self.collection, self.embedder.identity)
         report = SyncReport()
         documents: list[Document] = []
         sources: set[str] = set()
@@ -202,10 +202,10 @@ class Syncer:
             sparse = self.embedder.sparse(texts)
             points = [
                 models.PointStruct(
-                    id=index.point_id(doc.doc_id, chunk.index),
+                    id=schema.point_id(doc.doc_id, chunk.index),
                     vector={
-                        index.DENSE: vec,
-                        index.SPARSE: models.SparseVector(indices=sp.indices, values=sp.values),
+                        schema.DENSE: vec,
+                        schema.SPARSE: models.SparseVector(indices=sp.indices, values=sp.values),
                     },
                     payload=payload_for(doc, chunk, model),
                 )
@@ -222,7 +222,7 @@ class Syncer:
         for doc in plan.revised:
             self.client.set_payload(
                 self.collection,
-                payload={index.F_REVISION: doc.revision},
+                payload={schema.F_REVISION: doc.revision},
                 points=models.Filter(must=[_of_document(doc.doc_id)]),
                 wait=True,
             )
@@ -250,7 +250,7 @@ class Syncer:
                     must=[
                         _of_document(shrink.doc_id),
                         models.FieldCondition(
-                            key=index.F_CHUNK_INDEX, range=models.Range(gte=shrink.keep)
+                            key=schema.F_CHUNK_INDEX, range=models.Range(gte=shrink.keep)
                         ),
                     ]
                 ),
@@ -263,7 +263,7 @@ class Syncer:
                 points_selector=models.Filter(
                     must=[
                         models.FieldCondition(
-                            key=index.F_DOC_ID, match=models.MatchAny(any=list(plan.removed))
+                            key=schema.F_DOC_ID, match=models.MatchAny(any=list(plan.removed))
                         ),
                     ]
                 ),

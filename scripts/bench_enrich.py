@@ -48,16 +48,17 @@ from pydantic import SecretStr
 from qdrant_client import QdrantClient, models
 from starlette.applications import Starlette
 
-from enricher import index, logs
+from enricher import logs
 from enricher.alert import Alert
 from enricher.app import create_app
-from enricher.delivery import BotDelivery, PostRef
-from enricher.embedding import Embedder, SparseVector
-from enricher.render import SlackMessage, render_message
+from enricher.index import schema
+from enricher.index.embedding import Embedder, SparseVector
 from enricher.result import SearchResult
-from enricher.search import Searcher
+from enricher.search.searcher import Searcher
 from enricher.service import Services
 from enricher.settings import Settings
+from enricher.slack.delivery import BotDelivery, PostRef
+from enricher.slack.render import SlackMessage, render_message
 from ingest.cache import EmbeddingCache
 from ingest.chunking import chunk_markdown
 from ingest.frontmatter import split_front_matter
@@ -147,9 +148,9 @@ def _call_kind(kwargs: dict[str, Any]) -> str:
         return "hybrid unfiltered"
     conditions = flt.must if isinstance(flt.must, list) else [flt.must]
     keys = {getattr(c, "key", "") for c in conditions}
-    if index.F_ALERT_KEYS in keys:
+    if schema.F_ALERT_KEYS in keys:
         return "hybrid alert_name"
-    return "hybrid service" if index.F_SERVICE_KEYS in keys else "hybrid other"
+    return "hybrid service" if schema.F_SERVICE_KEYS in keys else "hybrid other"
 
 
 class TimedClient:
@@ -253,7 +254,7 @@ def corpus_for(chunks: int) -> list[Runbook]:
 
 def generator_url(service: str) -> str:
     """A rule link as Prometheus writes it, so every search also reads the rule's metrics
-    (enricher.promql) and looks for the runbooks quoting them, as it does in production."""
+    (enricher.sources.promql) and looks for the runbooks quoting them, as it does in production."""
     metric = service.replace("-", "_")
     errors, total = f"{metric}_requests_errors_total", f"{metric}_requests_total"
     expr = f"sum(rate({errors}[5m])) / sum(rate({total}[5m])) > 0.05"
@@ -304,8 +305,8 @@ def ensure_index(
     """The embedded Qdrant folder for `books`, built once and cached under .cache/bench."""
     options = SyncOptions(roots=[])
     # Whatever decides what the index holds: the corpus, the models, the chunking and
-    # embed-text recipes, the index contract (enricher/index.py) and the client version.
-    contract = hashlib.sha256(Path(index.__file__).read_bytes()).hexdigest()
+    # embed-text recipes, the index contract (enricher/schema.py) and the client version.
+    contract = hashlib.sha256(Path(schema.__file__).read_bytes()).hexdigest()
     key = hashlib.sha256(json.dumps([
         GENERATOR_VERSION, SEED, len(books), embedder.identity.key, INDEX_RECIPE_VERSION,
         DOC_HASH_VERSION, options.chunk_max_chars, options.chunk_min_chars, contract,
@@ -325,7 +326,7 @@ def ensure_index(
     write_corpus(corpus, len(books), seed=SEED)
     settings = Settings(models_dir=MODELS_DIR, qdrant_path=building / "qdrant",
                         qdrant_collection="bench")
-    client = index.open_client(settings)
+    client = schema.open_client(settings)
     shown = [0]
 
     def progress(done: int, total: int) -> None:

@@ -34,8 +34,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from enricher import index, logs
-from enricher.embedding import Embedder, SparseVector
+from enricher import logs
+from enricher.index import schema
+from enricher.index.embedding import Embedder, SparseVector
 from enricher.settings import Settings
 from ingest.cache import EmbeddingCache, connect
 from ingest.chunking import chunk_markdown, embed_text
@@ -331,7 +332,7 @@ def run(docs: int, int8_docs: int) -> tuple[dict[str, Any], list[str]]:
             embedder.dense(["warm up the dense model"] * 32)
             embedder.sparse(["warm up the sparse model"] * 32)
             embedder.dense_texts = 0
-            client = index.open_client(settings)
+            client = schema.open_client(settings)
             cache = EmbeddingCache(connect(settings.redis_url), embedder.identity.dense)
             syncer = Syncer(client, settings.qdrant_collection, embedder, cache)
 
@@ -447,7 +448,7 @@ def _int8_sync(work: Path, docs: int, redis_url: str) -> dict[str, Any]:
     )
     embedder = CountingEmbedder(settings)
     embedder.dense(["warm up the dense model"] * 32)
-    client = index.open_client(settings)
+    client = schema.open_client(settings)
     syncer = Syncer(client, settings.qdrant_collection, embedder, EmbeddingCache(None, "none"))
     result, _ = timed_sync(f"int8 full sync, {docs} docs", syncer, embedder, [root])
     client.close()

@@ -23,13 +23,14 @@ from pathlib import Path
 import httpx
 import uvicorn
 
-from enricher import index, logs
+from enricher import logs
 from enricher.app import create_app
-from enricher.delivery import ConsoleDelivery
-from enricher.embedding import Embedder
-from enricher.intake import alert_from_body
+from enricher.index import schema
+from enricher.index.embedding import Embedder
 from enricher.service import Services
 from enricher.settings import Settings
+from enricher.slack.delivery import ConsoleDelivery
+from enricher.sources import Ignored, parse_body
 from ingest.cache import EmbeddingCache, connect
 from ingest.sync import Syncer, SyncOptions
 from scripts.local_redis import RedisServer, free_port
@@ -61,7 +62,7 @@ def wait_for_messages(
 
 
 def index_samples(settings: Settings, embedder: Embedder) -> None:
-    client = index.open_client(settings)
+    client = schema.open_client(settings)
     try:
         report = Syncer(
             client,
@@ -104,10 +105,10 @@ def send(sample: Path, port: int) -> None:
 
 
 def show_search(sample: Path, services: Services) -> None:
-    alert = alert_from_body(sample.read_bytes())
-    if alert is None:
+    parsed = parse_body(sample.read_bytes())
+    if isinstance(parsed, Ignored):
         return
-    result = services.searcher.search(alert).to_json()
+    result = services.searcher.search(parsed.alert).to_json()
     for match in [*result["matches"], *result["leads"]]:
         match.pop("text")
     print(f"\nsearch result (python -m enricher.search --payload {sample.relative_to(REPO)}),")

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from enricher import index
-from enricher.embedding import Embedder
+from enricher.index import schema
+from enricher.index.embedding import Embedder
 from enricher.settings import Settings
 from ingest.cache import EmbeddingCache
 from ingest.sync import Syncer, SyncOptions
@@ -64,7 +64,7 @@ def golden_index(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder) -
     embedded Qdrant allows one client per folder)."""
     path = tmp_path_factory.mktemp("golden-qdrant")
     settings = Settings(models_dir=MODELS_DIR, qdrant_path=path)
-    client = index.open_client(settings)
+    client = schema.open_client(settings)
     try:
         Syncer(client, settings.qdrant_collection, embedder, EmbeddingCache(None, "none")).run(
             SyncOptions(roots=[REPO / "golden" / "runbooks"], use_git=False)

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from enricher.names import split_identifier
+from enricher.search.names import split_identifier
 from ingest.chunking import (
     chunk_markdown,
     document_title,

@@ -15,9 +15,9 @@ import redis
 from qdrant_client import QdrantClient, models
 from structlog.testing import capture_logs
 
-from enricher import index
-from enricher.embedding import Embedder, ModelIdentity
 from enricher.errors import ConfigError
+from enricher.index import schema
+from enricher.index.embedding import Embedder, ModelIdentity
 from enricher.settings import Settings
 from ingest import sync as sync_module
 from ingest.cache import EmbeddingCache, connect
@@ -81,7 +81,7 @@ def corpus(tmp_path: Path) -> Path:
 
 @pytest.fixture()
 def qdrant(settings: Settings) -> Iterator[QdrantClient]:
-    client = index.open_client(settings)
+    client = schema.open_client(settings)
     yield client
     client.close()
 
@@ -154,7 +154,7 @@ class TestIncrementalSync:
         assert (report.indexed_docs, report.embedded, report.skipped) == (0, 0, 2)
         points, _ = qdrant.scroll(settings.qdrant_collection, limit=1000, with_payload=True)
         revisions = {
-            str((p.payload or {})[index.F_REVISION])
+            str((p.payload or {})[schema.F_REVISION])
             for p in points
             if (p.payload or {})["path"] == "postgres/PostgresReplicationLag.md"
         }
@@ -230,7 +230,7 @@ class TestIncrementalSync:
         quoted = {name for p in lag for name in (p.payload or {})["metrics"]}
         assert "pg_replication_lag_seconds" in quoted
         assert {p.id for p in lag} == {
-            index.point_id(payload["doc_id"], i) for i in range(len(lag))
+            schema.point_id(payload["doc_id"], i) for i in range(len(lag))
         }
 
 
@@ -317,7 +317,7 @@ class TestModelIdentity:
         other = ModelIdentity(
             dense="some/other-model@fp32", dense_dim=384, sparse=embedder.identity.sparse
         )
-        index.ensure_collection(qdrant, settings.qdrant_collection, other)
+        schema.ensure_collection(qdrant, settings.qdrant_collection, other)
         with pytest.raises(ConfigError, match=r"make ingest") as err:
             sync(make_syncer(qdrant, settings, embedder), corpus)
         assert "some/other-model@fp32" in str(err.value)
@@ -330,16 +330,16 @@ class TestModelIdentity:
         qdrant.create_collection(
             settings.qdrant_collection,
             vectors_config={
-                index.DENSE: models.VectorParams(size=768, distance=models.Distance.COSINE)
+                schema.DENSE: models.VectorParams(size=768, distance=models.Distance.COSINE)
             },
             sparse_vectors_config={
-                index.SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)
+                schema.SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)
             },
         )
         with pytest.raises(
             ConfigError, match=r"768-dim vectors but the configured model makes 384"
         ):
-            index.verify_collection(qdrant, settings.qdrant_collection, embedder.identity)
+            schema.verify_collection(qdrant, settings.qdrant_collection, embedder.identity)
 
     def test_existing_collection_gains_missing_payload_indexes(
         self,
@@ -352,10 +352,10 @@ class TestModelIdentity:
         only that one) the next time ingest opens it. Embedded Qdrant keeps no payload
         indexes, so the older schema is what its `get_collection` is made to report."""
         name = settings.qdrant_collection
-        index.ensure_collection(qdrant, name, embedder.identity)
+        schema.ensure_collection(qdrant, name, embedder.identity)
         real_get = qdrant.get_collection
         keyword = models.PayloadIndexInfo(data_type=models.PayloadSchemaType.KEYWORD, points=0)
-        older = {field: keyword for field in index.KEYWORD_INDEXES if field != index.F_METRICS}
+        older = {field: keyword for field in schema.KEYWORD_INDEXES if field != schema.F_METRICS}
         created: list[str] = []
         monkeypatch.setattr(
             qdrant,
@@ -365,8 +365,8 @@ class TestModelIdentity:
         monkeypatch.setattr(
             qdrant, "create_payload_index", lambda n, field, schema: created.append(field)
         )
-        state = index.ensure_collection(qdrant, name, embedder.identity)
-        assert (state.created, created) == (False, [index.F_METRICS])
+        state = schema.ensure_collection(qdrant, name, embedder.identity)
+        assert (state.created, created) == (False, [schema.F_METRICS])
 
     def test_missing_model_dir_names_the_fix(self, tmp_path: Path) -> None:
         """An empty MODELS_DIR fails at load with the command that builds the models."""

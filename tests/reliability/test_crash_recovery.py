@@ -27,14 +27,14 @@ from slack_sdk import WebClient
 from starlette.testclient import TestClient
 from structlog.testing import capture_logs
 
-from enricher.alertmanager import normalize_group, parse_alertmanager
 from enricher.app import create_app
-from enricher.delivery import BotDelivery, PostRef
-from enricher.embedding import Embedder
-from enricher.ledger import Claimed, Ledger
-from enricher.render import render_message
+from enricher.index.embedding import Embedder
+from enricher.pipeline.ledger import Claimed, Ledger
 from enricher.result import SearchResult
 from enricher.service import Services
+from enricher.slack.delivery import BotDelivery, PostRef
+from enricher.slack.render import render_message
+from enricher.sources.alertmanager import normalize_group, parse_alertmanager
 from scripts.chaos import (
     AM_TOKEN,
     Enricher,
@@ -46,9 +46,9 @@ from scripts.chaos import (
 )
 from scripts.chaos import CHANNEL as CHAOS_CHANNEL
 from scripts.chaos import marker as marker_of
-from tests.app.helpers import CHANNEL, service_settings
 from tests.conftest import wait_for
 from tests.fakeslack import FakeSlack
+from tests.helpers import CHANNEL, service_settings
 
 BEARER = {"Authorization": f"Bearer {AM_TOKEN}"}
 LEASE_S = 120  # Processor claims with Ledger.claim_post's default lease

@@ -25,14 +25,14 @@ from starlette.testclient import TestClient
 from structlog.testing import capture_logs
 
 from enricher.app import create_app
-from enricher.embedding import Embedder
+from enricher.index.embedding import Embedder
 from enricher.service import Services
 from scripts.chaos import unfinished_jobs
 from scripts.local_redis import RedisServer
-from tests.app.helpers import AM_TOKEN, PD_SECRETS, am_alert, am_body, pd_body, sign
-from tests.app.helpers import service_settings as build_settings
 from tests.conftest import wait_for
 from tests.fakeslack import FakeSlack, running_fake_slack
+from tests.helpers import AM_TOKEN, PD_SECRETS, am_alert, am_body, pd_body, sign
+from tests.helpers import service_settings as build_settings
 
 BODY_CAP = 1024 * 1024  # the default max_body_bytes
 BEARER = {"Authorization": f"Bearer {AM_TOKEN}"}

@@ -1,0 +1,408 @@
+"""Idempotency records in Redis: which webhooks were seen, and which alert groups have a Slack post.
+
+Keys (user-supplied keys are hashed so their length and bytes never matter):
+
+    rbe:seen:<sha256(dedup_key)>   "1", expires after `dedup_ttl_s`
+    rbe:post:<sha256(group_key)>   hash: state ("claimed" | "posted"), owner, claimed_at,
+                                   lease_s, channel, ts, fingerprints (sorted JSON list),
+                                   status, group_key; expires `post_ttl_s` after the last write
+    rbe:resolving:<sha256(group_key)>  owner of the group's resolve in progress; expires
+                                   after `lease_s`
+
+Dedup window. `dedup_ttl_s` defaults to 6 h: Alertmanager re-sends an unchanged group every
+`repeat_interval` (4 h by default) and HA peers send copies within seconds, so 6 h swallows
+both. PagerDuty retries for up to 48 h; a retry after the window is a new job, but it finds
+the incident's post record (kept `post_ttl_s`, 7 days) and updates instead of posting again.
+
+Intake sets the seen mark and appends the job in one Redis script (`JobQueue.enqueue_once`
+with `seen_key` and `dedup_ttl_ms`), so a redelivery by the sender is never swallowed by a
+mark whose job did not reach the queue.
+
+Exactly one post per group. A worker calls `claim_post` before calling Slack:
+
+- `Claimed`: post inside `posting()`, then `record_post`; a failed post gives the claim up
+  (`release_claim`) so a retry can claim.
+- `AlreadyPosted`: update that message instead of posting a new one.
+- `InFlight`: another worker holds a live lease; retry the job later. This also applies to a
+  lease held under the caller's own owner id, because a restarted process reusing the id
+  cannot tell whether its predecessor already posted.
+
+The crash window: a worker dies after Slack accepted the message but before `record_post`.
+Its lease expires (`lease_s`, default 120 s) and the next claimer gets
+`Claimed(takeover=True)`; it should look for its marker in the channel's recent history
+before posting. Worst case, when that lookup is unavailable or misses: one duplicate post per
+crash inside that window. A worker whose lease was taken over and which then records gets
+False from `record_post`: it has just made such a duplicate and should count it.
+
+The lease must outlast the longest time between claim and record (Slack timeout times
+retries); a worker that must wait longer (a 429) releases the claim and retries the job.
+Lease times come from the Redis clock (TIME inside the scripts), so clock skew between
+replicas does not shorten or stretch a lease. Claim records also live `post_ttl_s`: if one
+expired early, a takeover would look like a fresh claim and skip the marker lookup.
+
+One resolve per group at a time. Two different resolve notifications of one group (HA peers
+with different views) pass intake as two jobs. A worker calls `hold_resolve` before it
+edits the message and replies in the thread, and `release_resolve` after, so the second
+worker waits, then finds the group resolved. A crashed holder's hold expires after its
+lease; the next worker's thread lookup (the resolve marker) keeps the reply single.
+
+Every method raises `redis.exceptions.ConnectionError` when Redis is down; callers degrade
+(no dedup, post anyway) as DESIGN.md §7 says.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import math
+from collections.abc import AsyncIterator, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import redis.asyncio as aioredis
+
+from enricher.errors import DeliveryFailed
+
+_NOW = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+"""
+
+_CLAIM = (
+    _NOW
+    + """
+local rec = redis.call('HMGET', KEYS[1], 'state', 'owner', 'claimed_at', 'lease_s',
+                       'channel', 'ts', 'fingerprints', 'status', 'check_marker')
+if rec[1] == 'posted' then return {'posted', rec[5], rec[6], rec[7], rec[8]} end
+local previous = ''
+local check = '0'
+if rec[1] == 'claimed' then
+  local age = now - tonumber(rec[3])
+  if age <= tonumber(rec[4]) then return {'inflight', rec[2], string.format('%.6f', age)} end
+  previous = rec[2]
+  check = '1'
+elseif rec[1] == 'pending' then
+  check = rec[9] or '0'
+end
+redis.call('HSET', KEYS[1], 'state', 'claimed', 'owner', ARGV[1],
+           'claimed_at', string.format('%.6f', now), 'lease_s', ARGV[2], 'group_key', ARGV[4])
+redis.call('HDEL', KEYS[1], 'check_marker')
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+return {'claimed', previous, check}
+"""
+)
+
+_REOPEN = (
+    _NOW
+    + """
+if redis.call('HGET', KEYS[1], 'state') ~= 'posted'
+   or redis.call('HGET', KEYS[1], 'status') ~= 'resolved' then return 0 end
+redis.call('HSET', KEYS[1], 'state', 'claimed', 'owner', ARGV[1],
+           'claimed_at', string.format('%.6f', now), 'lease_s', ARGV[2])
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+return 1
+"""
+)
+
+_RECORD = """
+local state = redis.call('HGET', KEYS[1], 'state')
+if state and redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'state', 'posted', 'owner', ARGV[1], 'channel', ARGV[2],
+           'ts', ARGV[3], 'fingerprints', ARGV[4], 'status', ARGV[5], 'group_key', ARGV[7],
+           'received_at', ARGV[8], 'message', ARGV[9])
+redis.call('EXPIRE', KEYS[1], ARGV[6])
+return 1
+"""
+
+_RELEASE = """
+if redis.call('HGET', KEYS[1], 'state') ~= 'claimed'
+   or redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then return 0 end
+if ARGV[2] == '1' then
+  redis.call('HSET', KEYS[1], 'state', 'pending', 'owner', '', 'check_marker', ARGV[3])
+  return 1
+end
+return redis.call('DEL', KEYS[1])
+"""
+
+_RELEASE_RESOLVE = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+return redis.call('DEL', KEYS[1])
+"""
+
+_ABANDON = """
+if redis.call('HGET', KEYS[1], 'state') ~= 'pending' then return 0 end
+return redis.call('DEL', KEYS[1])
+"""
+
+_UPDATE = """
+if redis.call('HGET', KEYS[1], 'state') ~= 'posted' then return 0 end
+if #ARGV > 1 then redis.call('HSET', KEYS[1], unpack(ARGV, 2)) end
+redis.call('EXPIRE', KEYS[1], ARGV[1])
+return 1
+"""
+
+
+@dataclass(frozen=True)
+class Claimed:
+    """Post now, then `record_post`. `takeover`: an earlier attempt may have reached Slack
+    (its holder died, or its post failed ambiguously): look for the marker before posting."""
+
+    takeover: bool = False
+    previous_owner: str | None = None
+
+
+@dataclass(frozen=True)
+class AlreadyPosted:
+    channel: str
+    ts: str
+    fingerprints: tuple[str, ...]
+    status: str
+
+
+@dataclass(frozen=True)
+class InFlight:
+    owner: str
+    age_s: float
+
+
+ClaimResult = Claimed | AlreadyPosted | InFlight
+
+
+@dataclass(frozen=True)
+class PostRecord:
+    group_key: str
+    owner: str
+    channel: str
+    ts: str
+    fingerprints: tuple[str, ...]
+    status: str
+    #: The rendered message as JSON ("" when not stored).
+    message: str = ""
+    #: When the webhook behind the stored state arrived (epoch s; 0 when unknown).
+    received_at: float = 0.0
+
+
+def _digest(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def _ms(seconds: float) -> int:
+    """Whole milliseconds for a Redis expiry, at least 1 (PX 0 is an error)."""
+    return max(1, math.ceil(seconds * 1000))
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _fingerprints_json(fingerprints: Iterable[str]) -> str:
+    return json.dumps(sorted(set(fingerprints)))
+
+
+def _fingerprints(raw: Any) -> tuple[str, ...]:
+    return tuple(json.loads(_text(raw))) if raw else ()
+
+
+class Ledger:
+    def __init__(
+        self,
+        client: aioredis.Redis,
+        *,
+        prefix: str = "rbe:",
+        dedup_ttl_s: float = 6 * 3600,
+        post_ttl_s: int = 7 * 86400,
+    ) -> None:
+        self._redis = client
+        self.prefix = prefix
+        self.dedup_ttl_s = dedup_ttl_s
+        self.post_ttl_s = post_ttl_s
+        self._claim = client.register_script(_CLAIM)
+        self._record = client.register_script(_RECORD)
+        self._release = client.register_script(_RELEASE)
+        self._update = client.register_script(_UPDATE)
+        self._reopen = client.register_script(_REOPEN)
+        self._abandon = client.register_script(_ABANDON)
+        self._release_resolve = client.register_script(_RELEASE_RESOLVE)
+
+    async def ping(self) -> None:
+        """Raises when Redis cannot be reached."""
+        await self._redis.ping()
+
+    @property
+    def dedup_ttl_ms(self) -> int:
+        return _ms(self.dedup_ttl_s)
+
+    def seen_key(self, dedup_key: str) -> str:
+        """The key that marks a delivery as seen (set atomically with the enqueue)."""
+        return f"{self.prefix}seen:{_digest(dedup_key)}"
+
+    def owed_post(self, group_key: str) -> tuple[str, int]:
+        """What `JobQueue.enqueue_once` needs to mark a firing job's post as owed."""
+        return self._post_key(group_key), self.post_ttl_s
+
+    def _post_key(self, group_key: str) -> str:
+        return f"{self.prefix}post:{_digest(group_key)}"
+
+    def _resolve_key(self, group_key: str) -> str:
+        return f"{self.prefix}resolving:{_digest(group_key)}"
+
+    async def claim_post(self, group_key: str, owner: str, lease_s: float = 120) -> ClaimResult:
+        """Decide, atomically across workers and replicas, who posts this group to Slack."""
+        reply = await self._claim(
+            keys=[self._post_key(group_key)],
+            args=[owner, repr(float(lease_s)), self.post_ttl_s, group_key],
+        )
+        kind = _text(reply[0])
+        if kind == "posted":
+            channel, ts, fingerprints, status = reply[1:5]
+            return AlreadyPosted(
+                _text(channel), _text(ts), _fingerprints(fingerprints), _text(status)
+            )
+        if kind == "inflight":
+            return InFlight(owner=_text(reply[1]), age_s=float(reply[2]))
+        previous = _text(reply[1])
+        return Claimed(takeover=_text(reply[2]) == "1", previous_owner=previous or None)
+
+    async def reopen(self, group_key: str, owner: str, lease_s: float = 120) -> bool:
+        """Turn a resolved group's record back into a claim for `owner`: the group fired
+        again and gets a new message. False when the record is not a resolved post."""
+        done = await self._reopen(
+            keys=[self._post_key(group_key)], args=[owner, repr(float(lease_s)), self.post_ttl_s]
+        )
+        return bool(done)
+
+    async def record_post(
+        self,
+        group_key: str,
+        owner: str,
+        *,
+        channel: str,
+        ts: str,
+        fingerprints: Iterable[str],
+        status: str,
+        received_at: float,
+        message: str,
+    ) -> bool:
+        """Store the posted message. False when `owner` no longer holds the claim (its lease
+        was taken over): the caller's message is a duplicate and the stored one stays.
+
+        `received_at`: when the webhook behind the post arrived; `message`: the message as
+        JSON ("" when not known, e.g. a post found by its marker)."""
+        done = await self._record(
+            keys=[self._post_key(group_key)],
+            args=[
+                owner,
+                channel,
+                ts,
+                _fingerprints_json(fingerprints),
+                status,
+                self.post_ttl_s,
+                group_key,
+                repr(received_at),
+                message,
+            ],
+        )
+        return bool(done)
+
+    async def release_claim(
+        self, group_key: str, owner: str, *, owed: bool = False, check_marker: bool = False
+    ) -> bool:
+        """Give up the claim after a failed post; only the owner can.
+
+        `owed`: the post is still to be made (the job will be retried). The record stays as
+        "pending", so a resolve for the group waits instead of overtaking its firing page.
+        `check_marker`: the failure was ambiguous (5xx, timeout): Slack may have stored the
+        message, so the next claimer looks for it first. Without `owed` the record goes.
+        """
+        args = [owner, "1" if owed else "0", "1" if check_marker else "0"]
+        return bool(await self._release(keys=[self._post_key(group_key)], args=args))
+
+    @contextlib.asynccontextmanager
+    async def posting(
+        self, group_key: str, owner: str, *, unverified: bool = False
+    ) -> AsyncIterator[None]:
+        """Hold a claim across a Slack call; if the call fails, give the claim up the way the
+        failure says. A permanent error: for good (the job is dead). Any other: as "pending",
+        the post still owed (the job retries, a resolve waits), flagged for a marker lookup
+        when Slack may have stored the message anyway. `unverified`: an earlier attempt may
+        already have posted, so the flag stays set whatever this call's failure was."""
+        try:
+            yield
+        except DeliveryFailed as exc:
+            check = unverified or exc.maybe_delivered
+            await self.release_claim(
+                group_key, owner, owed=not exc.permanent, check_marker=check
+            )
+            raise
+        except BaseException:
+            await self.release_claim(group_key, owner, owed=True, check_marker=True)
+            raise
+
+    async def abandon(self, group_key: str) -> bool:
+        """Forget a pending post for good (its job was dead-lettered), so the group's
+        resolve is not kept waiting for a firing page that will never come."""
+        return bool(await self._abandon(keys=[self._post_key(group_key)]))
+
+    async def hold_resolve(self, group_key: str, owner: str, lease_s: float = 120) -> float | None:
+        """Take the group's resolve for `owner`. None when taken; else the seconds left on
+        the hold of another worker (or of an earlier process under the same owner id)."""
+        key = self._resolve_key(group_key)
+        if await self._redis.set(key, owner, nx=True, px=_ms(lease_s)):
+            return None
+        return max(0, int(await self._redis.pttl(key))) / 1000
+
+    async def release_resolve(self, group_key: str, owner: str) -> bool:
+        """Give the hold back; only its owner can (a hold that expired and was taken by
+        another worker stays with that worker)."""
+        keys = [self._resolve_key(group_key)]
+        return bool(await self._release_resolve(keys=keys, args=[owner]))
+
+    async def state(self, group_key: str) -> str | None:
+        """ "claimed", "pending" or "posted"; None when the group has no record."""
+        raw = await self._redis.hget(self._post_key(group_key), "state")
+        return _text(raw) if raw else None
+
+    async def get_post(self, group_key: str) -> PostRecord | None:
+        """The stored message of a posted group; None if nothing was posted (or only claimed)."""
+        raw = await self._redis.hgetall(self._post_key(group_key))
+        record = {_text(k): v for k, v in raw.items()}
+        if _text(record.get("state", b"")) != "posted":
+            return None
+        return PostRecord(
+            group_key=_text(record.get("group_key", group_key)),
+            owner=_text(record["owner"]),
+            channel=_text(record["channel"]),
+            ts=_text(record["ts"]),
+            fingerprints=_fingerprints(record.get("fingerprints")),
+            status=_text(record["status"]),
+            message=_text(record.get("message", b"")),
+            received_at=float(_text(record.get("received_at", b"0"))),
+        )
+
+    async def update_post(
+        self,
+        group_key: str,
+        *,
+        fingerprints: Iterable[str] | None = None,
+        status: str | None = None,
+        message: str | None = None,
+        received_at: float | None = None,
+    ) -> bool:
+        """Store what the posted or updated message now shows. False when the group has no post.
+
+        `message` is the rendered message as JSON (for the resolve update); `received_at` is
+        when the webhook behind the current state arrived, so an older job can be recognised
+        as superseded.
+        """
+        fields: list[str] = []
+        if fingerprints is not None:
+            fields += ["fingerprints", _fingerprints_json(fingerprints)]
+        if status is not None:
+            fields += ["status", status]
+        if message is not None:
+            fields += ["message", message]
+        if received_at is not None:
+            fields += ["received_at", repr(received_at)]
+        done = await self._update(keys=[self._post_key(group_key)], args=[self.post_ttl_s, *fields])
+        return bool(done)

@@ -1,0 +1,259 @@
+"""The worker pool: intake into the durable queue, workers that drain it, and the fallback.
+
+Intake (`accept`) writes the job to Redis and returns; workers read jobs, run the processor
+and acknowledge only after Slack took the message. When Redis is down, intake keeps
+answering 2xx and hands the job to an in-memory queue instead (no dedup, lost on restart:
+logged and counted) until Redis answers again (DESIGN.md §7).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import time
+from typing import Literal
+
+import structlog
+from redis.exceptions import RedisError
+
+from enricher.errors import DeliveryFailed
+from enricher.metrics import Metrics
+from enricher.pipeline.ledger import Ledger
+from enricher.pipeline.processor import Processor, RetryLater, backoff_s
+from enricher.pipeline.queue import Job, JobQueue
+
+log = structlog.get_logger(__name__)
+
+AcceptOutcome = Literal["queued", "duplicate", "degraded"]
+READ_BLOCK_MS = 500
+REDIS_RETRY_S = 2.0
+
+
+class Pool:
+    def __init__(
+        self,
+        *,
+        queue: JobQueue,
+        ledger: Ledger,
+        processor: Processor,
+        metrics: Metrics,
+        workers: int,
+        max_attempts: int,
+    ) -> None:
+        self.queue = queue
+        self.ledger = ledger
+        self.processor = processor
+        self.metrics = metrics
+        self.workers = workers
+        self.max_attempts = max_attempts
+        self.redis_ok = False
+        self.memory: asyncio.Queue[Job] = asyncio.Queue()
+        self.tasks: list[asyncio.Task[None]] = []
+        self.stopping = asyncio.Event()
+        self.in_flight = 0
+
+    # --- lifecycle ---
+
+    async def start(self) -> None:
+        await self._connect_redis()
+        for number in range(self.workers):
+            self.tasks.append(asyncio.create_task(self._work(), name=f"worker-{number}"))
+        self.tasks.append(asyncio.create_task(self._watch_redis(), name="redis-watch"))
+
+    async def stop(self, grace_s: float) -> None:
+        """Stop taking jobs, let in-flight ones finish within `grace_s`, then cancel.
+
+        A job cut off by the deadline stays pending in Redis and is redelivered after restart.
+        """
+        self.stopping.set()
+        deadline = time.monotonic() + grace_s
+        while self.in_flight and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        for task in self.tasks:
+            task.cancel()
+        for task in self.tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        if not self.memory.empty():
+            log.error(
+                "service.jobs_lost_on_stop",
+                count=self.memory.qsize(),
+                reason="accepted while Redis was down and not yet delivered",
+            )
+
+    def workers_alive(self) -> tuple[int, int]:
+        """(running, started) worker tasks."""
+        workers = [t for t in self.tasks if t.get_name().startswith("worker-")]
+        return sum(not t.done() for t in workers), len(workers)
+
+    # --- Redis health ---
+
+    async def _connect_redis(self) -> bool:
+        try:
+            await self.ledger.ping()
+            await self.queue.ensure_group()
+        except RedisError as exc:
+            if self.redis_ok or not self.tasks:
+                log.error(
+                    "redis.unavailable",
+                    error=str(exc),
+                    effect="in-process delivery, no dedup, not durable",
+                )
+            self.redis_ok = False
+            return False
+        if not self.redis_ok and self.tasks:
+            log.info("redis.recovered")
+        self.redis_ok = True
+        return True
+
+    async def _watch_redis(self) -> None:
+        while not self.stopping.is_set():
+            await asyncio.sleep(REDIS_RETRY_S)
+            if not self.redis_ok:
+                await self._connect_redis()
+
+    def _redis_failed(self, exc: Exception, during: str) -> None:
+        if self.redis_ok:
+            log.error(
+                "redis.unavailable",
+                error=str(exc),
+                during=during,
+                effect="in-process delivery, no dedup, not durable",
+            )
+        self.redis_ok = False
+
+    # --- intake ---
+
+    async def accept(self, job: Job) -> AcceptOutcome:
+        """Make the job durable (or at least queued in memory) before the 2xx goes out.
+
+        The dedup mark and the enqueue are one Redis script: a crash between them cannot
+        leave a delivery marked "seen" whose job was never queued. A firing job also marks
+        its group's post as owed, so a resolve that a worker picks up first waits for it.
+        """
+        if self.redis_ok:
+            try:
+                seen = self.ledger.seen_key(job.dedup_key)
+                owed = self.ledger.owed_post(job.group_key) if job.status == "firing" else None
+                entry = await self.queue.enqueue_once(
+                    job, seen, self.ledger.dedup_ttl_ms, owed_post=owed
+                )
+                return "queued" if entry is not None else "duplicate"
+            except RedisError as exc:
+                self._redis_failed(exc, "intake")
+        self.metrics.degraded_intake.inc()
+        await self.memory.put(job)
+        return "degraded"
+
+    # --- workers ---
+
+    async def _work(self) -> None:
+        while not self.stopping.is_set():
+            if not self.memory.empty():
+                await self._run_memory_job(self.memory.get_nowait())
+                continue
+            if not self.redis_ok:
+                with contextlib.suppress(TimeoutError):
+                    job = await asyncio.wait_for(self.memory.get(), timeout=0.5)
+                    await self._run_memory_job(job)
+                continue
+            try:
+                jobs = await self.queue.read(count=1, block_ms=READ_BLOCK_MS)
+            except RedisError as exc:
+                self._redis_failed(exc, "read")
+                continue
+            for job in jobs:
+                await self._run_queued_job(job)
+
+    async def _run_queued_job(self, job: Job) -> None:
+        self.in_flight += 1
+        try:
+            outcome = await self.processor.process(job, self.ledger)
+            await self.queue.ack(job)
+            self.metrics.end_to_end_seconds.observe(max(0.0, time.time() - job.received_at))
+            log.info(
+                "job.done", job=job.id, outcome=outcome, attempts=job.attempts, group=job.group_key
+            )
+        except RetryLater as exc:
+            await self.queue.retry_later(job, exc.delay_s, count=False)
+            log.info("job.retry_later", job=job.id, reason=exc.reason, delay_s=exc.delay_s)
+        except DeliveryFailed as exc:
+            await self._delivery_failed(job, exc)
+        except RedisError as exc:
+            # The job stays pending and is re-read once Redis is back.
+            self._redis_failed(exc, "process")
+        except Exception as exc:
+            log.exception("job.crashed", job=job.id, error=type(exc).__name__)
+            if job.attempts >= self.max_attempts:
+                await self._dead(job, f"crashed: {type(exc).__name__}")
+            else:
+                await self.queue.retry_later(job, backoff_s(job.attempts))
+        finally:
+            self.in_flight -= 1
+
+    async def _delivery_failed(self, job: Job, exc: DeliveryFailed) -> None:
+        self.metrics.slack_failures.labels(str(exc)).inc()
+        if exc.permanent or job.attempts >= self.max_attempts:
+            await self._dead(job, str(exc))
+            return
+        delay = backoff_s(job.attempts, exc.retry_after)
+        log.warning(
+            "slack.retry",
+            job=job.id,
+            error=str(exc),
+            attempts=job.attempts,
+            delay_s=round(delay, 2),
+        )
+        await self.queue.retry_later(job, delay)
+
+    async def _dead(self, job: Job, reason: str) -> None:
+        await self.queue.dead_letter(job, reason)
+        await self.ledger.abandon(job.group_key)
+        self.metrics.dead_letters.labels(reason.split(":")[0]).inc()
+        log.error(
+            "job.dead_letter",
+            job=job.id,
+            reason=reason,
+            source=job.source,
+            group=job.group_key,
+            attempts=job.attempts,
+        )
+
+    async def _run_memory_job(self, job: Job) -> None:
+        """Degraded path: deliver without Redis; transient failures retry in memory."""
+        self.in_flight += 1
+        try:
+            await self.processor.process(job, None)
+            self.metrics.end_to_end_seconds.observe(max(0.0, time.time() - job.received_at))
+        except (DeliveryFailed, RetryLater) as exc:
+            if isinstance(exc, DeliveryFailed) and exc.permanent:
+                log.error(
+                    "job.dropped",
+                    reason=str(exc),
+                    group=job.group_key,
+                    detail="permanent Slack error while Redis is down: no dead-letter list",
+                )
+                self.metrics.dead_letters.labels(str(exc)).inc()
+            else:
+                retry = dataclasses.replace(job, attempts=job.attempts + 1)
+                delay = backoff_s(job.attempts, getattr(exc, "retry_after", None))
+                asyncio.get_running_loop().call_later(delay, self.memory.put_nowait, retry)
+        finally:
+            self.in_flight -= 1
+
+    # --- observability ---
+
+    async def refresh_gauges(self) -> None:
+        if not self.redis_ok:
+            self.metrics.queue_depth.set(self.memory.qsize())
+            return
+        try:
+            self.metrics.queue_depth.set(await self.queue.backlog())
+            self.metrics.pending_age.set(await self.queue.pending_age_s())
+            self.metrics.dead_letter_depth.set(await self.queue.dead_count())
+        except RedisError as exc:
+            self._redis_failed(exc, "metrics")
+
+
+__all__ = ["AcceptOutcome", "Pool"]

@@ -1,0 +1,285 @@
+"""From a queued job to a Slack message: parse, search, render, post or update, exactly once.
+
+Rules for one alert group (Alertmanager groupKey, PagerDuty incident id):
+
+- The first firing job posts. Redis holds the post record (ledger), claimed *before* the
+  Slack call, so two workers or two replicas never both post.
+- A repeat with the same firing alerts changes nothing. When the group gains or loses
+  firing alerts, the message is updated in place (chat.update), never posted again.
+- A resolve updates the original message and replies in its thread. If the firing post is
+  still in flight, the resolve waits (retry later), so it never arrives first. One resolve
+  of a group runs at a time (`Ledger.hold_resolve`), so two different resolve bodies of
+  one group do not both reply. A firing job older than an already applied resolve is
+  superseded and dropped.
+- A group that fires again after it resolved gets a new message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import time
+from typing import Literal
+
+import structlog
+
+from enricher.alert import Alert
+from enricher.metrics import Metrics
+from enricher.pipeline.ledger import AlreadyPosted, InFlight, Ledger, PostRecord
+from enricher.pipeline.queue import Job
+from enricher.result import SearchResult
+from enricher.search.searcher import Searcher
+from enricher.slack.delivery import PostRef
+from enricher.slack.posting import Poster, marker
+from enricher.slack.render import (
+    SlackMessage,
+    render_message,
+    render_resolved_update,
+    render_thread_reply,
+)
+from enricher.slack.routing import Router
+
+log = structlog.get_logger(__name__)
+
+Outcome = Literal["posted", "updated", "resolved", "duplicate", "superseded", "recovered"]
+
+
+class RetryLater(Exception):
+    """The job cannot be done yet (a claim in flight); put it back for `delay_s`."""
+
+    def __init__(self, reason: str, delay_s: float) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.delay_s = delay_s
+
+
+#: Longest wait between delivery attempts: after a Slack outage ends, every page is out
+#: within about this long.
+MAX_BACKOFF_S = 60.0
+
+
+def backoff_s(attempts: int, retry_after: float | None = None) -> float:
+    """Slack's Retry-After when given, else exponential with jitter up to MAX_BACKOFF_S."""
+    if retry_after is not None:
+        return max(0.5, retry_after)
+    return float(min(MAX_BACKOFF_S, 2.0 ** min(attempts, 9)) * (0.5 + random.random() / 2))
+
+
+def _message_json(message: SlackMessage) -> str:
+    return json.dumps({"text": message.text, "blocks": message.blocks})
+
+
+def _message_from(raw: str) -> SlackMessage | None:
+    if not raw:
+        return None
+    data = json.loads(raw)
+    return SlackMessage(text=str(data["text"]), blocks=list(data["blocks"]))
+
+
+class Processor:
+    """Does one job. Raises RetryLater or DeliveryFailed; the worker pool decides what next."""
+
+    def __init__(
+        self,
+        *,
+        searcher: Searcher,
+        poster: Poster,
+        router: Router,
+        metrics: Metrics,
+        owner: str,
+        runbook_base_url: str | None,
+        lease_s: float,
+    ) -> None:
+        self.searcher = searcher
+        self.poster = poster
+        self.router = router
+        self.metrics = metrics
+        self.owner = owner
+        self.runbook_base_url = runbook_base_url
+        self.lease_s = lease_s
+
+    async def enrich(self, alert: Alert) -> SearchResult:
+        """Search off the event loop: embedded Qdrant and the models are synchronous."""
+        started = time.perf_counter()
+        result = await asyncio.to_thread(self.searcher.search, alert)
+        elapsed = time.perf_counter() - started
+        self.metrics.search_seconds.observe(elapsed)
+        self.metrics.enrichments.labels(result.status, result.tier or "none").inc()
+        top = result.matches[0] if result.matches else None
+        log.info(
+            "alert.enriched",
+            alert=alert.alert_name,
+            service=alert.service,
+            source=alert.source,
+            status=result.status,
+            tier=result.tier,
+            score=top.score if top else None,
+            doc=top.doc_id if top else None,
+            leads=[m.doc_id for m in result.leads] or None,
+            reason=result.reason,
+            ms=round(elapsed * 1000, 1),
+        )
+        return result
+
+    def channel_for(self, alert: Alert) -> str:
+        return self.router.channel_for(alert) or "default"
+
+    async def process(self, job: Job, ledger: Ledger | None) -> Outcome:
+        if ledger is None:
+            return await self._without_ledger(job.alert)
+        if job.alert.status == "resolved":
+            return await self._resolve(job, ledger)
+        return await self._fire(job, ledger)
+
+    async def _without_ledger(self, alert: Alert) -> Outcome:
+        """Redis is down: no dedup and no post records, but the page still goes out."""
+        if alert.status == "firing":
+            result = await self.enrich(alert)
+        else:
+            result = SearchResult("no_match", None)
+        message = render_message(alert, result, runbook_base_url=self.runbook_base_url)
+        await self._post(alert, message, "", since=None)
+        return "posted"
+
+    async def _fire(self, job: Job, ledger: Ledger) -> Outcome:
+        alert = job.alert
+        claim = await ledger.claim_post(alert.group_key, self.owner, self.lease_s)
+        if isinstance(claim, InFlight):
+            raise RetryLater("post in flight", delay_s=min(30.0, claim.age_s + 1))
+        if isinstance(claim, AlreadyPosted):
+            record = await ledger.get_post(alert.group_key)
+            if record is None:  # released between the two calls: try again shortly
+                raise RetryLater("post record changed", delay_s=1)
+            if record.status == "resolved":
+                if job.received_at < record.received_at:
+                    return "superseded"
+                if not await ledger.reopen(alert.group_key, self.owner, self.lease_s):
+                    raise RetryLater("reopen raced", delay_s=1)
+                return await self._post_new(job, ledger)
+            if set(record.fingerprints) == set(job.fingerprints):
+                return "duplicate"
+            return await self._update_group(job, record, ledger)
+        if claim.takeover and self.poster.can_update:
+            # An earlier attempt may have reached Slack: find it before posting again.
+            async with ledger.posting(alert.group_key, self.owner, unverified=True):
+                found = await self.poster.find_marker(
+                    self.channel_for(alert), marker(alert.group_key, alert.status), job.received_at
+                )
+            if found is not None:
+                await self._record(job, ledger, found, None)
+                return "recovered"
+        return await self._post_new(job, ledger)
+
+    async def _post_new(self, job: Job, ledger: Ledger) -> Outcome:
+        result = await self.enrich(job.alert)
+        message = render_message(job.alert, result, runbook_base_url=self.runbook_base_url)
+        await self._post_claimed(job, ledger, message)
+        return "posted"
+
+    async def _post_claimed(self, job: Job, ledger: Ledger, message: SlackMessage) -> None:
+        """Post under a claim we hold (`Ledger.posting` gives it up on failure), then record."""
+        alert = job.alert
+        async with ledger.posting(alert.group_key, self.owner):
+            mark = marker(alert.group_key, alert.status)
+            ref = await self._post(alert, message, mark, since=job.received_at)
+        await self._record(job, ledger, ref, message)
+
+    async def _record(
+        self, job: Job, ledger: Ledger, ref: PostRef, message: SlackMessage | None
+    ) -> None:
+        alert = job.alert
+        if not await ledger.record_post(
+            alert.group_key,
+            self.owner,
+            channel=ref.channel,
+            ts=ref.ts,
+            fingerprints=job.fingerprints,
+            status=alert.status,
+            received_at=job.received_at,
+            message=_message_json(message) if message is not None else "",
+        ):
+            # Our lease was taken over while we posted: the reader may see two messages.
+            log.error("slack.duplicate_post", group=alert.group_key, ts=ref.ts)
+            self.metrics.slack_failures.labels("duplicate_post").inc()
+
+    async def _update_group(self, job: Job, record: PostRecord, ledger: Ledger) -> Outcome:
+        alert = job.alert
+        result = await self.enrich(alert)
+        message = render_message(alert, result, runbook_base_url=self.runbook_base_url)
+        if self.poster.can_update and record.ts:
+            await self.poster.update(PostRef(record.channel, record.ts), message)
+            self.metrics.slack_posts.labels("update").inc()
+        await ledger.update_post(
+            alert.group_key,
+            fingerprints=job.fingerprints,
+            message=_message_json(message),
+            received_at=job.received_at,
+        )
+        return "updated"
+
+    async def _resolve(self, job: Job, ledger: Ledger) -> Outcome:
+        alert = job.alert
+        record = await ledger.get_post(alert.group_key)
+        if record is None:
+            if await ledger.state(alert.group_key) is not None:
+                # The firing page is owed (accepted, in flight, or its post is being retried,
+                # perhaps by a replica that died): a resolve must not overtake it.
+                raise RetryLater("firing post not delivered yet", delay_s=5)
+            claim = await ledger.claim_post(alert.group_key, self.owner, self.lease_s)
+            if isinstance(claim, InFlight):
+                raise RetryLater("firing post in flight", delay_s=min(30.0, claim.age_s + 1))
+            if isinstance(claim, AlreadyPosted):
+                raise RetryLater("post record changed", delay_s=1)
+            if claim.takeover:
+                await ledger.release_claim(
+                    alert.group_key, self.owner, owed=True, check_marker=True
+                )
+                raise RetryLater("firing post not delivered yet", delay_s=5)
+            # Nothing was posted for this group (its firing page predates us, or was never
+            # sent): post the short resolved message so the channel still hears about it.
+            message = render_message(alert, SearchResult("no_match", None))
+            await self._post_claimed(job, ledger, message)
+            return "resolved"
+        if record.status == "resolved":
+            return "duplicate"
+        wait_s = await ledger.hold_resolve(alert.group_key, self.owner, self.lease_s)
+        if wait_s is not None:
+            # A resolve takes a second or two; a crashed holder's hold runs out on its own.
+            raise RetryLater("resolve in flight", delay_s=min(5.0, wait_s + 0.5))
+        try:
+            return await self._resolve_posted(job, ledger)
+        finally:
+            await ledger.release_resolve(alert.group_key, self.owner)
+
+    async def _resolve_posted(self, job: Job, ledger: Ledger) -> Outcome:
+        """Edit the group's message and reply in its thread, under the group's resolve hold."""
+        alert = job.alert
+        record = await ledger.get_post(alert.group_key)  # again: another hold may have ended
+        if record is None:  # the group fired again meanwhile and is being posted anew
+            return "superseded"
+        if record.status == "resolved":
+            return "duplicate"
+        if self.poster.can_update and record.ts:
+            ref = PostRef(record.channel, record.ts)
+            original = _message_from(record.message)
+            await self.poster.update(ref, render_resolved_update(alert, original))
+            # The group's "resolved" marker: one reply per thread.
+            mark = marker(alert.group_key, alert.status)
+            await self.poster.reply_once(ref, render_thread_reply(alert), mark)
+            self.metrics.slack_posts.labels("resolve").inc()
+        else:
+            message = render_message(alert, SearchResult("no_match", None))
+            await self._post(alert, message, "", since=None)
+        await ledger.update_post(alert.group_key, status="resolved", received_at=job.received_at)
+        return "resolved"
+
+    async def _post(
+        self, alert: Alert, message: SlackMessage, mark: str, *, since: float | None
+    ) -> PostRef:
+        ref = await self.poster.post(self.channel_for(alert), message, mark, since=since)
+        self.metrics.slack_posts.labels("post").inc()
+        return ref
+
+
+__all__ = ["Outcome", "Processor", "RetryLater", "backoff_s"]

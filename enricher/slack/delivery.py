@@ -1,0 +1,283 @@
+"""Getting a rendered message to Slack: bot token (Web API), incoming webhook, or the console.
+
+Every failure becomes `DeliveryFailed` with `permanent` set, and `retry_after` for 429, so
+the worker can decide between retrying later and dead-lettering. Nothing here sleeps or
+retries: backoff belongs to the job queue, where it does not block other channels.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Protocol, TextIO
+
+import aiohttp
+import httpx
+import structlog
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from enricher.errors import ConfigError, DeliveryFailed
+from enricher.settings import Settings
+from enricher.slack.render import SlackMessage
+
+log = structlog.get_logger(__name__)
+
+#: Slack errors that no retry can fix: fix the configuration or the message.
+PERMANENT_ERRORS = frozenset(
+    {
+        "channel_not_found",
+        "not_in_channel",
+        "is_archived",
+        "invalid_auth",
+        "not_authed",
+        "account_inactive",
+        "token_revoked",
+        "token_expired",
+        "missing_scope",
+        "no_permission",
+        "msg_too_long",
+        "msg_blocks_too_long",
+        "invalid_blocks",
+        "invalid_blocks_format",
+        "no_text",
+        "restricted_action",
+        "message_not_found",
+        "cant_update_message",
+        "edit_window_closed",
+        "invalid_arguments",
+        "invalid_metadata_format",
+    }
+)
+MARKER_EVENT = "runbook_enricher_page"
+#: History pages (200 messages each) searched for a marker.
+MARKER_PAGES = 10
+#: Slack's clock and ours may differ; look a little further back than the job's arrival.
+MARKER_CLOCK_SLACK_S = 60.0
+
+
+@dataclass(frozen=True)
+class PostRef:
+    channel: str
+    ts: str
+
+
+class Delivery(Protocol):
+    #: Whether posted messages can be edited later (chat.update) and threaded.
+    can_update: bool
+
+    async def post(self, channel: str, message: SlackMessage, marker: str) -> PostRef: ...
+
+    async def update(self, ref: PostRef, message: SlackMessage) -> None: ...
+
+    async def reply(self, ref: PostRef, text: str, marker: str) -> None: ...
+
+    async def find_marker(
+        self, channel: str, marker: str, since: float | None
+    ) -> PostRef | None: ...
+
+    async def find_reply(self, ref: PostRef, marker: str) -> bool: ...
+
+    async def close(self) -> None: ...
+
+
+def _failure(exc: Exception) -> DeliveryFailed:
+    if isinstance(exc, SlackApiError):
+        status = exc.response.status_code
+        error = str(exc.response.get("error") or f"http_{status}")
+        if status == 429 or error == "ratelimited":
+            retry_after = float(exc.response.headers.get("Retry-After", "1") or 1)
+            return DeliveryFailed("ratelimited", permanent=False, retry_after=retry_after)
+        return DeliveryFailed(error, permanent=error in PERMANENT_ERRORS)
+    return DeliveryFailed(type(exc).__name__, permanent=False)
+
+
+_TRANSPORT_ERRORS = (SlackApiError, aiohttp.ClientError, TimeoutError, OSError)
+
+
+class BotDelivery:
+    """chat.postMessage with a bot token (scope chat:write); supports resolve updates."""
+
+    can_update = True
+
+    def __init__(self, token: str, base_url: str, timeout_s: float = 10.0) -> None:
+        self._client = AsyncWebClient(token=token, base_url=base_url, timeout=int(timeout_s))
+
+    async def post(self, channel: str, message: SlackMessage, marker: str) -> PostRef:
+        try:
+            response = await self._client.chat_postMessage(
+                channel=channel,
+                text=message.text,
+                blocks=message.blocks,
+                unfurl_links=False,
+                unfurl_media=False,
+                metadata={"event_type": MARKER_EVENT, "event_payload": {"key": marker}},
+            )
+        except _TRANSPORT_ERRORS as exc:
+            raise _failure(exc) from exc
+        return PostRef(channel=str(response["channel"]), ts=str(response["ts"]))
+
+    async def update(self, ref: PostRef, message: SlackMessage) -> None:
+        try:
+            await self._client.chat_update(
+                channel=ref.channel, ts=ref.ts, text=message.text, blocks=message.blocks
+            )
+        except _TRANSPORT_ERRORS as exc:
+            raise _failure(exc) from exc
+
+    async def reply(self, ref: PostRef, text: str, marker: str) -> None:
+        try:
+            await self._client.chat_postMessage(
+                channel=ref.channel,
+                thread_ts=ref.ts,
+                text=text,
+                metadata={"event_type": MARKER_EVENT, "event_payload": {"key": marker}},
+            )
+        except _TRANSPORT_ERRORS as exc:
+            raise _failure(exc) from exc
+
+    async def find_reply(self, ref: PostRef, marker: str) -> bool:
+        """Whether the thread under `ref` holds a reply this service sent with `marker`: a
+        retried resolve must not reply twice when Slack stored the first reply but its answer
+        was lost (or the process died before recording it)."""
+        async for _, messages in self._pages(
+            self._client.conversations_replies, channel=ref.channel, ts=ref.ts
+        ):
+            if any(m.get("ts") != ref.ts and _has_marker(m, marker) for m in messages):
+                return True
+        return False
+
+    async def find_marker(self, channel: str, marker: str, since: float | None) -> PostRef | None:
+        """Look for a message this service posted with `marker` since `since` (epoch s; the
+        job's arrival): closes the window between Slack accepting a post and its `ts` being
+        stored. Pages through the channel history from a minute before `since`, so a busy
+        channel cannot push the message out of reach (at most MARKER_PAGES pages)."""
+        oldest = f"{since - MARKER_CLOCK_SLACK_S:.6f}" if since is not None else None
+        async for response, messages in self._pages(
+            self._client.conversations_history, channel=channel, oldest=oldest
+        ):
+            for message in messages:
+                if _has_marker(message, marker):
+                    return PostRef(str(response.get("channel") or channel), str(message["ts"]))
+        return None
+
+    async def _pages(
+        self, method: Callable[..., Awaitable[Any]], **params: Any
+    ) -> AsyncIterator[tuple[Any, list[dict[str, Any]]]]:
+        """(response, messages) for up to MARKER_PAGES pages of 200, metadata included."""
+        cursor: str | None = None
+        for _ in range(MARKER_PAGES):
+            try:
+                response = await method(
+                    limit=200, include_all_metadata=True, cursor=cursor, **params
+                )
+            except _TRANSPORT_ERRORS as exc:
+                raise _failure(exc) from exc
+            yield response, response.get("messages") or []
+            cursor = (response.get("response_metadata") or {}).get("next_cursor") or None
+            if not response.get("has_more") or not cursor:
+                return
+
+    async def close(self) -> None:
+        session = getattr(self._client, "session", None)
+        if session is not None:
+            await session.close()
+
+
+def _has_marker(message: dict[str, Any], marker: str) -> bool:
+    meta = message.get("metadata") or {}
+    payload = meta.get("event_payload") or {}
+    return bool(meta.get("event_type") == MARKER_EVENT and payload.get("key") == marker)
+
+
+class WebhookDelivery:
+    """An incoming webhook: simplest to set up, but messages can't be updated on resolve."""
+
+    can_update = False
+
+    def __init__(self, url: str, timeout_s: float = 10.0) -> None:
+        self._url = url
+        self._client = httpx.AsyncClient(timeout=timeout_s)
+
+    async def post(self, channel: str, message: SlackMessage, marker: str) -> PostRef:
+        try:
+            response = await self._client.post(self._url, json=message.to_kwargs())
+        except httpx.HTTPError as exc:
+            raise DeliveryFailed(type(exc).__name__, permanent=False) from exc
+        if response.status_code == 429:
+            retry_after = float(response.headers.get("Retry-After", "1") or 1)
+            raise DeliveryFailed("ratelimited", permanent=False, retry_after=retry_after)
+        if response.status_code >= 500:
+            raise DeliveryFailed(f"http_{response.status_code}", permanent=False)
+        if response.status_code >= 400:
+            # Incoming webhooks answer 4xx with a plain-text reason (no_service, ...)
+            reason = response.text[:100] or f"http_{response.status_code}"
+            raise DeliveryFailed(reason, permanent=True)
+        return PostRef(channel=channel, ts="")
+
+    async def update(self, ref: PostRef, message: SlackMessage) -> None:
+        await self.post(ref.channel, message, "")
+
+    async def reply(self, ref: PostRef, text: str, marker: str) -> None:
+        return None
+
+    async def find_marker(self, channel: str, marker: str, since: float | None) -> PostRef | None:
+        return None
+
+    async def find_reply(self, ref: PostRef, marker: str) -> bool:
+        return False
+
+    async def close(self) -> None:
+        await self._client.aclose()
+
+
+class ConsoleDelivery:
+    """No Slack configured: print what would be posted, one JSON document per message."""
+
+    can_update = True
+
+    def __init__(self, out: TextIO | None = None) -> None:
+        self._out = out or sys.stdout
+        self._count = 0
+
+    def _emit(self, kind: str, channel: str, body: dict[str, Any]) -> str:
+        self._count += 1
+        ts = f"console.{self._count:06d}"
+        doc = {"slack": kind, "channel": channel, "ts": ts, **body}
+        self._out.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
+        self._out.flush()
+        return ts
+
+    async def post(self, channel: str, message: SlackMessage, marker: str) -> PostRef:
+        return PostRef(channel, self._emit("chat.postMessage", channel, message.to_kwargs()))
+
+    async def update(self, ref: PostRef, message: SlackMessage) -> None:
+        self._emit("chat.update", ref.channel, {"update_ts": ref.ts, **message.to_kwargs()})
+
+    async def reply(self, ref: PostRef, text: str, marker: str) -> None:
+        self._emit("chat.postMessage (thread)", ref.channel, {"thread_ts": ref.ts, "text": text})
+
+    async def find_marker(self, channel: str, marker: str, since: float | None) -> PostRef | None:
+        return None
+
+    async def find_reply(self, ref: PostRef, marker: str) -> bool:
+        return False
+
+    async def close(self) -> None:
+        return None
+
+
+def build_delivery(settings: Settings) -> Delivery:
+    if settings.slack_bot_token is not None:
+        if not settings.slack_channel and settings.slack_routes.strip() in ("", "[]"):
+            raise ConfigError(
+                "SLACK_BOT_TOKEN is set but no channel is: set SLACK_CHANNEL (default channel) "
+                "or SLACK_ROUTES"
+            )
+        return BotDelivery(settings.slack_bot_token.get_secret_value(), settings.slack_api_url)
+    if settings.slack_webhook_url is not None:
+        return WebhookDelivery(settings.slack_webhook_url.get_secret_value())
+    log.warning("delivery.console", reason="neither SLACK_BOT_TOKEN nor SLACK_WEBHOOK_URL is set")
+    return ConsoleDelivery()

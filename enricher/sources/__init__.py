@@ -1,0 +1,76 @@
+"""Where a webhook body becomes an `Alert`: the one place that picks a parser by source.
+
+The HTTP routes know their source from the URL and call `parse`; tools that get a bare body
+(golden cases, `python -m enricher.search --payload FILE`) call `parse_body`, which tells
+the two shapes apart first. What comes out is what the queue carries to the workers: the
+body is parsed once, at the edge.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from enricher.alert import Alert, Source
+from enricher.errors import MalformedPayload
+from enricher.sources.alertmanager import (
+    alert_identity,
+    firing_fingerprints,
+    normalize_group,
+    parse_alertmanager,
+)
+from enricher.sources.pagerduty import normalize_incident, parse_pagerduty
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """A body that makes a page."""
+
+    alert: Alert
+    #: Same key, same news: sender retries and HA copies of one notification share it.
+    dedup_key: str
+    #: Identity of the firing alerts the page shows; when it changes, the message is updated.
+    fingerprints: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Ignored:
+    """A valid body that makes no page (a PagerDuty event that is not about an incident)."""
+
+    event_type: str
+
+
+def parse(source: Source, body: bytes) -> Parsed | Ignored:
+    """Validate and normalize a body from `source`; `MalformedPayload` when no page can be made."""
+    if source == "alertmanager":
+        payload = parse_alertmanager(body)
+        return Parsed(
+            normalize_group(payload), alert_identity(payload), firing_fingerprints(payload)
+        )
+    webhook = parse_pagerduty(body)
+    alert = normalize_incident(webhook)
+    if alert is None:
+        return Ignored(webhook.event.event_type)
+    # The event id is inside the signed body, so a replayed body cannot pass as a new
+    # delivery (the X-Webhook-Id header is not signed); PagerDuty's retries resend it.
+    return Parsed(alert, "pd:" + webhook.event.id, (alert.group_key,))
+
+
+def detect_source(body: bytes) -> Source:
+    try:
+        data = json.loads(body)
+    except ValueError as exc:
+        raise MalformedPayload(f"invalid JSON: {exc}"[:200]) from None
+    if isinstance(data, dict) and "alerts" in data:
+        return "alertmanager"
+    if isinstance(data, dict) and "event" in data:
+        return "pagerduty"
+    raise MalformedPayload("neither an Alertmanager (alerts[]) nor a PagerDuty (event) body")
+
+
+def parse_body(body: bytes) -> Parsed | Ignored:
+    """`parse` for a body of either sender, told apart by its shape."""
+    return parse(detect_source(body), body)
+
+
+__all__ = ["Ignored", "Parsed", "detect_source", "parse", "parse_body"]

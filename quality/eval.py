@@ -1,0 +1,453 @@
+"""Retrieval quality on a golden set: the numbers CI guards (docs/RETRIEVAL.md).
+
+`python -m quality.eval --corpus DIR --cases FILE [--out per_case.jsonl] [--split NAME]
+[--ablations] [--int8] [--failures] [--gate FILE] [--record FILE]`
+
+The corpus is indexed with the real embedders and `Syncer` into a throwaway collection in an
+embedded Qdrant under a temp dir, never the configured data dir. Every case then goes
+through what the webhook runs: `enricher.sources.parse_body`, then `Searcher.search_ranked`, which is
+`Searcher.search` (status, tier and reported matches, threshold included) returning also
+the ranking it decided on (the candidates before the threshold).
+
+Metrics, over the cases of one split, overall and per kind:
+
+- recall@1: status "matched" and the top reported match is the expected runbook, over the
+  cases that expect one. The threshold is part of it: a right answer below the bar is a miss.
+- recall@3, MRR@5: rank of the expected runbook among the candidates (documents ordered by
+  confidence, before the threshold), over the cases that expect one.
+- precision: matched cases whose top match is right, over all matched cases.
+- no-match accuracy: cases expecting no runbook that come back "no_match".
+- false-match rate: cases whose top reported match is wrong (a "matched" null case counts),
+  over all cases. This is what makes on-call stop trusting the bot.
+
+The last stdout line is one JSON object: metrics of the selected split, per kind, the search
+config and corpus size. `--gate` fails (exit 1) when test recall@3 or no-match accuracy falls
+more than 0.02 below the numbers recorded with `--record`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import structlog
+from qdrant_client import QdrantClient
+
+from enricher import logs
+from enricher.errors import ConfigError
+from enricher.index import schema
+from enricher.index.embedding import Embedder
+from enricher.search.decide import Ranking, SearchConfig
+from enricher.search.searcher import Searcher, build_searcher
+from enricher.settings import Settings, load_settings
+from ingest.cache import EmbeddingCache, connect
+from ingest.sync import Syncer, SyncOptions, SyncReport
+from quality.metrics import (
+    RANK_DEPTH,
+    Case,
+    CaseError,
+    Metrics,
+    Outcome,
+    baseline,
+    by_kind,
+    check_gate,
+    compute_metrics,
+    in_split,
+    lead_counts,
+    load_cases,
+)
+
+log = structlog.get_logger(__name__)
+
+COLLECTION = "eval"
+
+
+# --- running -------------------------------------------------------------------------------
+
+
+class EvalIndex:
+    """The corpus in a throwaway embedded Qdrant; closing it deletes everything."""
+
+    def __init__(self, corpus: Path, settings: Settings, embedder: Embedder | None = None) -> None:
+        if not corpus.is_dir():
+            raise ConfigError(f"corpus {corpus} is not a directory of runbooks")
+        self._tmp = tempfile.TemporaryDirectory(prefix="enricher-eval-")
+        self.settings = settings.model_copy(
+            update={
+                "qdrant_url": None,
+                "qdrant_path": Path(self._tmp.name),
+                "qdrant_collection": COLLECTION,
+            }
+        )
+        self.embedder = embedder or Embedder(settings)
+        self.client = QdrantClient(path=self._tmp.name)
+        cache = EmbeddingCache(connect(settings.redis_url), self.embedder.identity.dense)
+        options = SyncOptions(
+            roots=[corpus],
+            use_git=False,
+            prune=False,
+            chunk_max_chars=settings.chunk_max_chars,
+            chunk_min_chars=settings.chunk_min_chars,
+        )
+        try:
+            self.sync: SyncReport = Syncer(self.client, COLLECTION, self.embedder, cache).run(
+                options
+            )
+            points, _ = self.client.scroll(
+                COLLECTION, limit=1_000_000, with_payload=[schema.F_PATH], with_vectors=False
+            )
+        except BaseException:
+            self.close()
+            raise
+        self.paths = frozenset(str((p.payload or {})[schema.F_PATH]) for p in points)
+
+    def searcher(self, config: SearchConfig | None = None) -> Searcher:
+        """The webhook's searcher (configured from settings), or one with `config`."""
+        base = build_searcher(self.settings, self.client, self.embedder)
+        return base if config is None else Searcher(self.client, COLLECTION, self.embedder, config)
+
+    def close(self) -> None:
+        self.client.close()
+        self._tmp.cleanup()
+
+    def __enter__(self) -> EvalIndex:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+def ranked_docs(ranking: Ranking | None) -> tuple[tuple[str, ...], tuple[float, ...]]:
+    """Candidate documents before the decision: paths and confidences, best first."""
+    top = ranking.candidates[:RANK_DEPTH] if ranking is not None else ()
+    return tuple(str(c.payload[schema.F_PATH]) for c in top), tuple(c.score for c in top)
+
+
+def run_case(searcher: Searcher, case: Case, now: datetime) -> Outcome:
+    result, ranking = searcher.search_ranked(case.alert, now)
+    docs, scores = ranked_docs(ranking)
+    return Outcome(
+        id=case.id,
+        kind=case.kind,
+        split=case.split,
+        expected=case.expected,
+        status=result.status,
+        tier=result.tier,
+        docs=docs,
+        scores=scores,
+        top=result.matches[0].path if result.matches else None,
+        leads=tuple(m.path for m in result.leads),
+    )
+
+
+def run_cases(searcher: Searcher, cases: Sequence[Case]) -> list[Outcome]:
+    now = datetime.now(UTC)
+    return [run_case(searcher, case, now) for case in cases]
+
+
+def ablation_configs(base: SearchConfig) -> list[tuple[str, SearchConfig]]:
+    """What each part buys. "bm25 only" and "dense only" use one retriever for the candidate
+    pool and for the confidence; the hybrid rows add the lexical evidence, then the tiers,
+    then the metric evidence (rows without it have it off, so each row adds one part)."""
+    plain = replace(base, metric_evidence=False)
+    return [
+        ("bm25 only", replace(plain, mode="sparse")),
+        ("dense only", replace(plain, mode="dense")),
+        ("hybrid, cosine only", replace(plain, lexical_penalty=0.0)),
+        ("hybrid, no tiers", replace(plain, tiers=False)),
+        ("hybrid + tiers, no metrics", plain),
+        ("hybrid + tiers", base),
+    ]
+
+
+@dataclass(frozen=True)
+class Run:
+    name: str
+    config: SearchConfig
+    outcomes: tuple[Outcome, ...]
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    runs: tuple[Run, ...]
+    errors: tuple[CaseError, ...]
+    #: Cases whose expected runbook is not in the corpus (they can never be found).
+    unknown_expected: tuple[Case, ...]
+    #: Runbooks the corpus scan could not use ("path: reason"); they are not indexed.
+    source_errors: tuple[str, ...]
+    documents: int
+    chunks: int
+    identity: str
+    index_seconds: float
+    search_seconds: float
+
+    @property
+    def main(self) -> Run:
+        return self.runs[-1]
+
+
+def evaluate(
+    corpus: Path,
+    cases: Sequence[Case],
+    errors: Sequence[CaseError] = (),
+    *,
+    settings: Settings,
+    embedder: Embedder | None = None,
+    ablations: bool = False,
+) -> Evaluation:
+    """Index `corpus` once and run every case; the last run is the webhook's configuration."""
+    started = time.perf_counter()
+    with EvalIndex(corpus, settings, embedder) as idx:
+        indexed = time.perf_counter()
+        base = idx.searcher().config
+        configs = ablation_configs(base) if ablations else [("hybrid + tiers", base)]
+        runs = tuple(
+            Run(name, config, tuple(run_cases(idx.searcher(config), cases)))
+            for name, config in configs
+        )
+        return Evaluation(
+            runs=runs,
+            errors=tuple(errors),
+            unknown_expected=tuple(c for c in cases if c.expected and c.expected not in idx.paths),
+            source_errors=tuple(f"{e.path}: {e.reason}" for e in idx.sync.errors),
+            documents=idx.sync.indexed_docs,
+            chunks=idx.sync.indexed_chunks,
+            identity=idx.embedder.identity.dense,
+            index_seconds=indexed - started,
+            search_seconds=time.perf_counter() - indexed,
+        )
+
+
+# --- output --------------------------------------------------------------------------------
+
+
+def _fmt(value: float | None, digits: int = 2) -> str:
+    return "–" if value is None else f"{value:.{digits}f}"
+
+
+def metrics_row(label: str, m: Metrics, width: int) -> str:
+    return (
+        f"{label:<{width}} {m.cases:>4} {m.expecting:>4} {m.null:>4}  "
+        f"{_fmt(m.recall_at_1):>5} {_fmt(m.recall_at_3):>5} {_fmt(m.mrr_at_5, 3):>6} "
+        f"{_fmt(m.precision):>5} {_fmt(m.no_match_accuracy):>6} {_fmt(m.false_match_rate):>6}"
+    )
+
+
+def metrics_table(rows: Sequence[tuple[str, Metrics]]) -> str:
+    width = max([len(label) for label, _ in rows] + [12])
+    head = (
+        f"{'':<{width}} {'n':>4} {'exp':>4} {'null':>4}  {'R@1':>5} {'R@3':>5} "
+        f"{'MRR@5':>6} {'prec':>5} {'noMatch':>6} {'falseM':>6}"
+    )
+    return "\n".join([head, *(metrics_row(label, m, width) for label, m in rows)])
+
+
+def config_json(run: Run, evaluation: Evaluation, settings: Settings) -> dict[str, Any]:
+    return {
+        **asdict(run.config),
+        "dense_model": evaluation.identity,
+        "chunk_max_chars": settings.chunk_max_chars,
+        "chunk_min_chars": settings.chunk_min_chars,
+    }
+
+
+def summary(evaluation: Evaluation, split: str, settings: Settings) -> dict[str, Any]:
+    main = in_split(evaluation.main.outcomes, split)
+    out: dict[str, Any] = {
+        "split": split,
+        "overall": compute_metrics(main).to_json(),
+        "by_kind": {k: m.to_json() for k, m in by_kind(main).items()},
+        "by_split": {
+            s: compute_metrics(in_split(evaluation.main.outcomes, s)).to_json()
+            for s in _splits(evaluation.main.outcomes)
+        },
+        "errors": len(evaluation.errors),
+        "corpus": {
+            "documents": evaluation.documents,
+            "chunks": evaluation.chunks,
+            "unreadable": len(evaluation.source_errors),
+        },
+        "config": config_json(evaluation.main, evaluation, settings),
+    }
+    if len(evaluation.runs) > 1:
+        out["ablations"] = {
+            r.name: compute_metrics(in_split(r.outcomes, split)).to_json() for r in evaluation.runs
+        }
+    return out
+
+
+def _splits(outcomes: Iterable[Outcome]) -> list[str]:
+    return [*sorted({o.split for o in outcomes if o.split is not None}), "all"]
+
+
+def report_text(evaluation: Evaluation, split: str, *, failures: bool = False) -> str:
+    main = in_split(evaluation.main.outcomes, split)
+    lines = [
+        f"corpus: {evaluation.documents} document(s), {evaluation.chunks} chunk(s); "
+        f"model {evaluation.identity}; indexed in {evaluation.index_seconds:.1f}s, "
+        f"searched in {evaluation.search_seconds:.1f}s",
+        "",
+        f"split {split}, by kind (R@1 counts only matched answers; R@3/MRR@5 rank candidates):",
+        metrics_table([*by_kind(main).items(), ("overall", compute_metrics(main))]),
+        "",
+        "by split:",
+        metrics_table(
+            [
+                (s, compute_metrics(in_split(evaluation.main.outcomes, s)))
+                for s in _splits(evaluation.main.outcomes)
+            ]
+        ),
+    ]
+    lines += ["", "no-match pages (leads: closest runbooks named as not confident):"]
+    lines += [leads_line(s, evaluation.main.outcomes) for s in _splits(evaluation.main.outcomes)]
+    if len(evaluation.runs) > 1:
+        lines += [
+            "",
+            f"ablations, split {split}:",
+            metrics_table(
+                [(r.name, compute_metrics(in_split(r.outcomes, split))) for r in evaluation.runs]
+            ),
+        ]
+    if failures:
+        lines += ["", f"failures, split {split}:"]
+        lines += [failure_line(o) for o in main if not o.ok] or ["  none"]
+    return "\n".join(lines)
+
+
+def leads_line(split: str, outcomes: Iterable[Outcome]) -> str:
+    c = lead_counts(in_split(outcomes, split))
+    return (
+        f"  {split:8} right runbook among the leads {c.found}/{c.missed} of the missed cases; "
+        f"leads shown on {c.shown}/{c.quiet} pages that expect no runbook"
+    )
+
+
+def failure_line(o: Outcome) -> str:
+    got = f"matched {o.top}" if o.status == "matched" else o.status
+    ranked = ", ".join(f"{d} {s:.3f}" for d, s in zip(o.docs[:3], o.scores[:3], strict=True))
+    return (
+        f"  {o.id} [{o.kind}] expected {o.expected or 'no match'}: {got} "
+        f"(tier {o.tier}, rank {o.rank or '-'}; {ranked})"
+    )
+
+
+def write_outcomes(path: Path, outcomes: Iterable[Outcome]) -> None:
+    with path.open("w", encoding="utf-8") as fh:
+        for outcome in outcomes:
+            fh.write(json.dumps(outcome.to_json()) + "\n")
+
+
+def choose_split(requested: str | None, cases: Sequence[Case]) -> str:
+    """The requested split, else "test" when the file has one, else "all". A requested split
+    that no case carries is a usage error, not an empty report."""
+    named = sorted({c.split for c in cases if c.split is not None})
+    if requested and requested != "all" and requested not in named:
+        raise ConfigError(
+            f"no case has split {requested!r}; the file has: {', '.join([*named, 'all'])}"
+        )
+    if requested:
+        return requested
+    return "test" if "test" in named else "all"
+
+
+def prepare(
+    args: argparse.Namespace,
+) -> tuple[Settings, list[Case], list[CaseError], str]:
+    """Shared CLI start for eval and calibrate: settings, cases (errors reported), split."""
+    logs.configure(json=False, level="WARNING")
+    settings = load_settings()
+    if args.int8:
+        settings = settings.model_copy(update={"embed_int8": True})
+    cases, errors = load_cases(args.cases)
+    for error in errors:
+        print(f"{args.cases}:{error.line}: {error.reason}", file=sys.stderr)
+    return settings, cases, errors, choose_split(args.split, cases)
+
+
+def add_common_arguments(parser: argparse.ArgumentParser, default_split: str | None) -> None:
+    parser.add_argument(
+        "--corpus", type=Path, required=True, help="runbook root: <root>/<service>/<alert_name>.md"
+    )
+    parser.add_argument("--cases", type=Path, required=True, help="golden cases, JSON lines")
+    parser.add_argument(
+        "--split",
+        metavar="NAME",
+        default=default_split,
+        help="cases to score: a split named in the cases file (dev, test, holdout, ...) or "
+        "all (default: %(default)s)",
+    )
+    parser.add_argument("--int8", action="store_true", help="use the int8 dense model")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m quality.eval",
+        description="Index a runbook corpus into a throwaway collection and score golden cases.",
+    )
+    add_common_arguments(parser, None)
+    parser.add_argument("--out", type=Path, help="write one JSON line per case here")
+    parser.add_argument(
+        "--ablations",
+        action="store_true",
+        help="also score bm25-only, dense-only, and hybrid without tiers or metric evidence",
+    )
+    parser.add_argument("--failures", action="store_true", help="list the cases that missed")
+    parser.add_argument("--gate", type=Path, help="fail if worse than this recorded baseline")
+    parser.add_argument("--record", type=Path, help="write this run's numbers as the baseline")
+    args = parser.parse_args(argv)
+    try:
+        settings, cases, errors, split = prepare(args)
+        evaluation = evaluate(
+            args.corpus, cases, errors, settings=settings, ablations=args.ablations
+        )
+    except (ConfigError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    for problem in evaluation.source_errors:
+        print(f"{args.corpus}: not indexed: {problem}", file=sys.stderr)
+    for case in evaluation.unknown_expected:
+        print(
+            f"{args.cases}:{case.line}: case {case.id} expects {case.expected}, which is not "
+            "in the corpus",
+            file=sys.stderr,
+        )
+    if args.out:
+        write_outcomes(args.out, evaluation.main.outcomes)
+    print(report_text(evaluation, split, failures=args.failures))
+    result = summary(evaluation, split, settings)
+    current = compute_metrics(in_split(evaluation.main.outcomes, split))
+    status = 0
+    if args.gate:
+        try:
+            recorded = json.loads(args.gate.read_text())
+        except (OSError, ValueError) as exc:
+            print(
+                f"error: cannot read the baseline {args.gate}: {exc} (write one with --record)",
+                file=sys.stderr,
+            )
+            return 2
+        problems = check_gate(recorded, current, split)
+        for problem in problems:
+            print(f"gate failed: {problem}", file=sys.stderr)
+        status = 1 if problems else 0
+        result["gate"] = "failed" if problems else "passed"
+    if args.record and status == 0:
+        record = baseline(current, split, result["config"])
+        args.record.write_text(json.dumps(record, indent=2) + "\n")
+    print(json.dumps(result))
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,112 @@
+"""Query building and name normalization: pure functions, table-driven."""
+
+from __future__ import annotations
+
+import pytest
+
+from enricher.alert import Alert
+from enricher.search.names import name_key, service_keys
+from enricher.search.query import build_query
+
+
+def alert(**changes: object) -> Alert:
+    values: dict[str, object] = {
+        "source": "alertmanager",
+        "status": "firing",
+        "alert_name": "PostgresReplicationLag",
+        "service": "postgres",
+        "severity": "critical",
+        "summary": "Replica is 84s behind",
+        "description": "WAL replay is slow",
+        "labels": {"pod": "db-2", "container": "patroni"},
+    }
+    values.update(changes)
+    return Alert(**values)  # type: ignore[arg-type]
+
+
+class TestNameKey:
+    @pytest.mark.parametrize(
+        ("value", "key"),
+        [("checkout-api", "checkoutapi"), ("Checkout_API", "checkoutapi"), ("a.b c", "abc")],
+    )
+    def test_separators_and_case_are_ignored(self, value: str, key: str) -> None:
+        """Spelling variants of one name share a key."""
+        assert name_key(value) == key
+
+
+class TestServiceKeys:
+    @pytest.mark.parametrize(
+        ("label", "expected"),
+        [
+            ("payments-api-prod", ("paymentsapiprod", "paymentsapi", "payments", "api")),
+            ("postgres", ("postgres",)),
+            ("kafka-eu-1", ("kafkaeu1", "kafka")),
+            ("prod", ("prod",)),
+            ("", ()),
+        ],
+    )
+    def test_candidates_most_specific_first(self, label: str, expected: tuple[str, ...]) -> None:
+        """Environment and region tokens are dropped; sub-runs of the rest are offered."""
+        assert service_keys(label) == expected
+
+
+class TestBuildQuery:
+    def test_sparse_text_leads_with_the_exact_name(self) -> None:
+        """BM25 gets the exact name token, its words, the service, the prose and labels."""
+        query = build_query(alert())
+        assert query.sparse_text == (
+            "PostgresReplicationLag. Postgres Replication Lag. postgres. "
+            "Replica is 84s behind. WAL replay is slow. patroni"
+        )
+
+    def test_dense_text_leads_with_what_the_alert_says(self) -> None:
+        """The dense model reads the summary and description first, then the name in words."""
+        query = build_query(alert())
+        assert query.dense_text == (
+            "Replica is 84s behind. WAL replay is slow. Postgres Replication Lag. postgres. patroni"
+        )
+
+    def test_identifiers_in_prose_become_words_for_the_dense_model(self) -> None:
+        """A PagerDuty title carrying the alert name reads as words to the dense model and
+        keeps the exact token for BM25."""
+        title = "OrderEventsConsumerBehind orders (order-projector critical)"
+        query = build_query(
+            alert(alert_name="OrderEventsConsumerBehind", summary=title, description="")
+        )
+        assert query.dense_text.startswith("Order Events Consumer Behind orders")
+        assert "OrderEventsConsumerBehind" not in query.dense_text
+        assert query.sparse_text.startswith("OrderEventsConsumerBehind")
+
+    def test_rule_metrics_go_to_bm25_only(self) -> None:
+        """Metric names of the rule expression reach BM25 exact and as words; the dense
+        text stays the alert's prose and name."""
+        query = build_query(alert(metrics=("pg_replication_lag_seconds",)))
+        assert query.sparse_text.endswith(
+            "pg_replication_lag_seconds. pg replication lag seconds"
+        )
+        assert "replication_lag" not in query.dense_text
+        assert "seconds" not in query.dense_text
+
+    def test_free_text_name_is_used_once(self) -> None:
+        """A PagerDuty title that is both the name and the summary appears once."""
+        title = "Refund notifications piling up"
+        query = build_query(alert(alert_name=title, summary=title, description=""))
+        assert query.dense_text.count(title) == 1
+        assert query.sparse_text.count(title) == 1
+
+    def test_instance_labels_stay_out_of_the_text(self) -> None:
+        """Pod and instance names are noise for retrieval."""
+        query = build_query(alert())
+        assert "db-2" not in query.dense_text + query.sparse_text
+
+    def test_filter_keys(self) -> None:
+        """Alert name and service become normalized filter keys."""
+        query = build_query(alert(service="pg-orders-primary"))
+        assert query.alert_key == "postgresreplicationlag"
+        assert "pgorders" in query.service_keys
+
+    def test_no_service_means_no_service_keys(self) -> None:
+        """PagerDuty annotations without a service still build a query."""
+        query = build_query(alert(service=None, description=""))
+        assert query.service_keys == ()
+        assert query.dense_text.count("Replica is 84s behind") == 1

@@ -1,0 +1,169 @@
+"""Slack delivery adapters: error classification and the console and webhook modes."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import httpx
+import pytest
+import respx
+
+from enricher.errors import DeliveryFailed
+from enricher.slack.delivery import BotDelivery, ConsoleDelivery, PostRef, WebhookDelivery
+from enricher.slack.render import SlackMessage
+from tests.fakeslack import FakeSlack
+
+MESSAGE = SlackMessage(
+    text="fallback", blocks=[{"type": "section", "text": {"type": "mrkdwn", "text": "hi"}}]
+)
+HOOK = "https://hooks.slack.example/services/T/B/X"
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture()
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+class TestBotDelivery:
+    async def test_post_update_reply_and_marker_lookup(self, fake_slack: FakeSlack) -> None:
+        """A post can be found again by its marker, updated, and replied to in its thread."""
+        bot = BotDelivery("xoxb-test", fake_slack.url)
+        try:
+            ref = await bot.post("C1", MESSAGE, "marker-1")
+            assert await bot.find_marker("C1", "marker-1", None) == ref
+            assert await bot.find_marker("C1", "other", None) is None
+            await bot.update(ref, MESSAGE)
+            assert not await bot.find_reply(ref, "reply-1")
+            await bot.reply(ref, "resolved", "reply-1")
+            assert await bot.find_reply(ref, "reply-1")
+            assert not await bot.find_reply(ref, "other")
+            # the thread's parent carries its own marker; it is not a reply
+            assert not await bot.find_reply(ref, "marker-1")
+        finally:
+            await bot.close()
+        assert fake_slack.calls_to("chat.update")[0].body["ts"] == ref.ts
+        assert fake_slack.calls_to("chat.postMessage")[-1].body["thread_ts"] == ref.ts
+
+    async def test_reply_is_found_in_a_long_thread(self, fake_slack: FakeSlack) -> None:
+        """The reply lookup pages through the thread (oldest first, 200 a page): a reply
+        after 250 others is still found."""
+        bot = BotDelivery("xoxb-test", fake_slack.url)
+        try:
+            ref = await bot.post("C1", MESSAGE, "parent")
+            for n in range(250):
+                await bot.reply(ref, f"chatter {n}", f"hay-{n}")
+            await bot.reply(ref, "resolved", "needle")
+            assert await bot.find_reply(ref, "needle")
+        finally:
+            await bot.close()
+        lookups = fake_slack.calls_to("conversations.replies")
+        assert len(lookups) == 2
+
+    @pytest.mark.parametrize(
+        ("fault", "permanent", "retry_after"),
+        [
+            ({"status": 429, "retry_after": 7}, False, 7.0),
+            ({"status": 500}, False, None),
+            ({"error": "channel_not_found"}, True, None),
+            ({"error": "invalid_auth"}, True, None),
+            ({"error": "internal_error"}, False, None),
+        ],
+    )
+    async def test_errors_are_classified(
+        self,
+        fake_slack: FakeSlack,
+        fault: dict[str, object],
+        permanent: bool,
+        retry_after: float | None,
+    ) -> None:
+        """429 carries Retry-After, 5xx is transient, configuration errors are permanent."""
+        fake_slack.fail_next(1, **fault)  # type: ignore[arg-type]
+        bot = BotDelivery("xoxb-test", fake_slack.url)
+        try:
+            with pytest.raises(DeliveryFailed) as err:
+                await bot.post("C1", MESSAGE, "m")
+        finally:
+            await bot.close()
+        assert err.value.permanent is permanent
+        assert err.value.retry_after == retry_after
+
+
+    async def test_marker_is_found_behind_a_busy_channel(self, fake_slack: FakeSlack) -> None:
+        """The lookup pages through history: 450 newer messages do not hide the marker."""
+        bot = BotDelivery("xoxb-test", fake_slack.url)
+        try:
+            ref = await bot.post("C1", MESSAGE, "needle")
+            for n in range(450):
+                await bot.post("C1", MESSAGE, f"hay-{n}")
+            assert await bot.find_marker("C1", "needle", None) == ref
+        finally:
+            await bot.close()
+
+
+class TestWebhookDelivery:
+    @pytest.mark.parametrize(
+        ("response", "permanent", "retry_after"),
+        [
+            (httpx.Response(429, headers={"Retry-After": "3"}), False, 3.0),
+            (httpx.Response(503), False, None),
+            (httpx.Response(404, text="no_service"), True, None),
+        ],
+    )
+    async def test_errors_are_classified(
+        self, response: httpx.Response, permanent: bool, retry_after: float | None
+    ) -> None:
+        """Incoming-webhook answers map to the same retry policy as the Web API."""
+        hook = WebhookDelivery(HOOK)
+        try:
+            with respx.mock() as mock:
+                mock.post(HOOK).mock(return_value=response)
+                with pytest.raises(DeliveryFailed) as err:
+                    await hook.post("C1", MESSAGE, "")
+        finally:
+            await hook.close()
+        assert (err.value.permanent, err.value.retry_after) == (permanent, retry_after)
+
+    async def test_timeout_is_transient(self) -> None:
+        """A timeout is worth retrying."""
+        hook = WebhookDelivery(HOOK)
+        try:
+            with respx.mock() as mock:
+                mock.post(HOOK).mock(side_effect=httpx.ReadTimeout("slow"))
+                with pytest.raises(DeliveryFailed) as err:
+                    await hook.post("C1", MESSAGE, "")
+        finally:
+            await hook.close()
+        assert err.value.permanent is False
+
+    async def test_success_sends_blocks(self) -> None:
+        """The webhook gets text and blocks as JSON."""
+        hook = WebhookDelivery(HOOK)
+        try:
+            with respx.mock() as mock:
+                route = mock.post(HOOK).mock(return_value=httpx.Response(200, text="ok"))
+                await hook.post("C1", MESSAGE, "")
+        finally:
+            await hook.close()
+        assert json.loads(route.calls[0].request.content) == MESSAGE.to_kwargs()
+
+
+class TestConsoleDelivery:
+    async def test_prints_what_would_be_posted(self) -> None:
+        """Console mode writes each message as a JSON document with a fake ts."""
+        out = io.StringIO()
+        console = ConsoleDelivery(out)
+        ref = await console.post("C1", MESSAGE, "m")
+        await console.update(PostRef("C1", ref.ts), MESSAGE)
+        decoder = json.JSONDecoder()
+        first, end = decoder.raw_decode(out.getvalue())
+        second, _ = decoder.raw_decode(out.getvalue()[end:].lstrip())
+        assert ref.ts == "console.000001"
+        assert (first["slack"], first["channel"], first["text"]) == (
+            "chat.postMessage",
+            "C1",
+            "fallback",
+        )
+        assert (second["slack"], second["update_ts"]) == ("chat.update", "console.000001")

@@ -1,0 +1,442 @@
+"""Block Kit rendering: content per search status, resolve updates, and Slack's limits."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from enricher.alert import Alert
+from enricher.result import Match, SearchResult
+from enricher.slack.render import (
+    LEADS_TEXT,
+    NO_MATCH_TEXT,
+    UNAVAILABLE_TEXT,
+    SlackMessage,
+    render_message,
+    render_resolved_update,
+    render_thread_reply,
+)
+
+NOW = datetime(2024, 5, 4, 14, 5, tzinfo=UTC)
+BASE = "https://git.example.com/ops/runbooks/blob/main"
+
+
+def assert_block_kit_limits(blocks: list[dict[str, Any]]) -> None:
+    """Slack's Block Kit limits (DESIGN §2), plus: no live mention anywhere."""
+    assert 0 < len(blocks) <= 50
+    assert len(json.dumps(blocks)) <= 12_000
+    for block in blocks:
+        kind = block["type"]
+        if kind == "header":
+            assert block["text"]["type"] == "plain_text"
+            assert 0 < len(block["text"]["text"]) <= 150
+        elif kind == "section":
+            assert 0 < len(block["text"]["text"]) <= 3000
+        elif kind == "context":
+            assert 0 < len(block["elements"]) <= 10
+            assert all(e["text"] for e in block["elements"])
+    dumped = json.dumps(blocks, ensure_ascii=False)
+    assert not re.search(r"<[!@#]", dumped), "unescaped Slack mention"
+    assert not re.search(r"(?<![\w@])@(channel|here|everyone)\b", dumped, re.IGNORECASE)
+
+
+def texts(message: SlackMessage) -> str:
+    """All visible text of the blocks, one block per line."""
+    out: list[str] = []
+    for block in message.blocks:
+        if "text" in block:
+            out.append(block["text"]["text"])
+        out += [e["text"] for e in block.get("elements", [])]
+    return "\n".join(out)
+
+
+def make_alert(**changes: Any) -> Alert:
+    alert = Alert(
+        source="alertmanager",
+        status="firing",
+        alert_name="PostgresReplicationLag",
+        service="postgres",
+        severity="critical",
+        summary="Replica db-2 is 300s behind",
+        description="Replication lag on **db-2** exceeds 5 minutes.",
+        labels={"namespace": "data", "cluster": "prod-eu", "instance": "db-2:9187"},
+        group_key='{}:{alertname="PostgresReplicationLag"}',
+        starts_at=NOW - timedelta(minutes=42),
+        link="https://prometheus.example.com/graph?g0.expr=pg_lag",
+    )
+    return replace(alert, **changes)
+
+
+def make_match(i: int = 0, **changes: Any) -> Match:
+    match = Match(
+        doc_id=f"runbooks:postgres/Doc{i}.md",
+        title=f"Postgres replication lag {i}",
+        section="Mitigation › Promote replica",
+        source="runbooks",
+        path=f"postgres/Doc{i}.md",
+        score=0.834 - i / 10,
+        stale=False,
+        age_days=12,
+        text="1. Check `pg_stat_replication`.\n2. Restart the replica.",
+        revision=f"{i}abcdef0123456789",
+        anchor="promote-replica",
+    )
+    return replace(match, **changes)
+
+
+def matched(*matches: Match) -> SearchResult:
+    return SearchResult(status="matched", tier="alert_name+service", matches=matches)
+
+
+class TestFiringMatched:
+    def test_header(self) -> None:
+        """The header names status, alert and severity in plain text."""
+        msg = render_message(make_alert(), matched(make_match()), now=NOW)
+        assert msg.blocks[0]["type"] == "header"
+        assert msg.blocks[0]["text"]["text"] == "🔥 FIRING · PostgresReplicationLag · critical"
+
+    def test_match_content(self) -> None:
+        """Each match shows linked title › section, text, path, rev, readable score."""
+        msg = render_message(
+            make_alert(), matched(make_match(0)), runbook_base_url=BASE + "/", now=NOW
+        )
+        body = texts(msg)
+        url = f"{BASE}/postgres/Doc0.md#promote-replica"
+        assert f"*<{url}|Postgres replication lag 0> › Mitigation › Promote replica*" in body
+        assert "Restart the replica." in body
+        assert "`postgres/Doc0.md`" in body
+        assert "rev 0abcdef0" in body
+        assert "match 83%" in body
+        assert "stale" not in body
+        assert_block_kit_limits(msg.blocks)
+
+    def test_three_matches_in_rank_order_with_dividers(self) -> None:
+        """Up to three matches, best first, each after a divider."""
+        result = matched(*(make_match(i) for i in range(5)))
+        msg = render_message(make_alert(), result, now=NOW)
+        body = texts(msg)
+        positions = [body.index(f"Postgres replication lag {i}") for i in range(3)]
+        assert positions == sorted(positions)
+        assert "Postgres replication lag 3" not in body
+        assert [b["type"] for b in msg.blocks].count("divider") == 3
+        assert re.findall(r"match \d+%", body) == ["match 83%", "match 73%", "match 63%"]
+
+    def test_stale_warning(self) -> None:
+        """A stale match says how many days ago it was reviewed."""
+        result = matched(make_match(stale=True, age_days=400))
+        body = texts(render_message(make_alert(), result, now=NOW))
+        assert "⚠️ stale: last reviewed 400 days ago" in body
+
+    def test_metric_evidence_is_named(self) -> None:
+        """A runbook that alone quotes the rule's metrics says so (two at most); others don't."""
+        quoting = make_match(0, quoted_metrics=("pg_replication_lag_seconds", "b_total", "c"))
+        body = texts(render_message(make_alert(), matched(quoting, make_match(1)), now=NOW))
+        line = (
+            "📈 the only runbook quoting `pg_replication_lag_seconds`, `b_total`"
+            " from the alert rule"
+        )
+        assert body.count("📈") == 1
+        assert line in body
+
+    def test_title_not_linked_without_http_base(self) -> None:
+        """Titles are links only for an http(s) runbook_base_url."""
+        for base in (None, "javascript:alert(1)//", "file:///srv/runbooks"):
+            body = texts(render_message(make_alert(), matched(make_match()), runbook_base_url=base))
+            assert "*Postgres replication lag 0 › Mitigation › Promote replica*" in body
+
+    def test_empty_match_fields(self) -> None:
+        """A match without path, source, revision or text still renders valid blocks."""
+        bare = make_match(path="", source="", revision="", text="", section="", anchor="")
+        msg = render_message(make_alert(), matched(bare), runbook_base_url=BASE)
+        body = texts(msg)
+        assert "*Postgres replication lag 0*" in body and "📄" not in body
+        assert_block_kit_limits(msg.blocks)
+
+    def test_runbook_url_first(self) -> None:
+        """The alert's own runbook_url comes before any search match."""
+        alert = make_alert(runbook_url="https://wiki.example.com/pg-lag")
+        msg = render_message(alert, matched(make_match()), now=NOW)
+        body = texts(msg)
+        line = "📘 Runbook linked by the alert: <https://wiki.example.com/pg-lag|https://wiki.example.com/pg-lag>"
+        assert line in body
+        assert body.index(line) < body.index("Postgres replication lag 0")
+
+    def test_runbook_url_non_http_not_linked(self) -> None:
+        """A javascript: runbook_url is shown as text, not a link."""
+        body = texts(render_message(make_alert(runbook_url="javascript:alert(1)"), matched()))
+        assert "Runbook linked by the alert: javascript:alert(1)" in body
+
+    def test_summary_description_and_group(self) -> None:
+        """Summary is bold, description converted, group size and truncation stated."""
+        alert = make_alert(alert_count=12, truncated=7)
+        body = texts(render_message(alert, matched(make_match()), now=NOW))
+        assert "*Replica db-2 is 300s behind*" in body
+        assert "Replication lag on *db-2* exceeds 5 minutes." in body
+        assert "12 alerts in this group (7 not shown by Alertmanager)" in body
+
+    def test_context_labels_source_and_link(self) -> None:
+        """The alert context carries source, alert link, start time and key labels."""
+        msg = render_message(make_alert(), matched(make_match()), now=NOW)
+        context = msg.blocks[2]
+        assert context["type"] == "context"
+        elements = [e["text"] for e in context["elements"]]
+        assert elements[0] == (
+            "*Alertmanager* · <https://prometheus.example.com/graph?g0.expr=pg_lag|open alert>"
+        )
+        assert "🕒 since 13:23 UTC" in elements
+        for label in ("*service:* postgres", "*severity:* critical", "*namespace:* data"):
+            assert label in elements
+
+    def test_context_capped_at_ten(self) -> None:
+        """Many labels never exceed ten context elements."""
+        labels = {
+            k: "v"
+            for k in (
+                "namespace",
+                "cluster",
+                "env",
+                "environment",
+                "region",
+                "instance",
+                "pod",
+                "job",
+                "container",
+                "deployment",
+            )
+        }
+        msg = render_message(make_alert(labels=labels), matched(make_match()), now=NOW)
+        assert len(msg.blocks[2]["elements"]) == 10
+        assert_block_kit_limits(msg.blocks)
+
+    def test_pagerduty_non_http_link_dropped(self) -> None:
+        """A non-http alert link is not rendered as a link."""
+        alert = make_alert(source="pagerduty", link="javascript:alert(1)")
+        first = render_message(alert, matched(make_match())).blocks[2]["elements"][0]["text"]
+        assert first == "*PagerDuty*"
+
+    def test_fallback_text(self) -> None:
+        """The notification text is present, escaped, short, and names the top runbook."""
+        alert = make_alert(summary="lag <!channel> & more")
+        msg = render_message(alert, matched(make_match()), now=NOW)
+        assert msg.text.startswith(
+            "🔥 FIRING: PostgresReplicationLag (critical) — lag &lt;!channel&gt; &amp; more"
+        )
+        assert "Runbook: Postgres replication lag 0 › Mitigation › Promote replica" in msg.text
+        assert len(msg.text) <= 3000
+
+
+class TestNoMatchAndUnavailable:
+    def test_no_match(self) -> None:
+        """No match says so and suggests where a runbook would go."""
+        result = SearchResult(status="no_match", tier="global")
+        body = texts(render_message(make_alert(), result, now=NOW))
+        assert NO_MATCH_TEXT in body
+        assert "`postgres/PostgresReplicationLag.md`" in body
+        assert "unavailable" not in body
+        assert LEADS_TEXT not in body
+
+    def test_no_match_names_its_leads_as_not_confident(self) -> None:
+        """The closest runbooks are listed under the no-match note, linked, with path and
+        score, and without their text: the page does not read as a match."""
+        leads = (make_match(0, score=0.58), make_match(1, score=0.52))
+        result = SearchResult(status="no_match", tier="service", leads=leads)
+        msg = render_message(make_alert(), result, runbook_base_url=BASE, now=NOW)
+        body = texts(msg)
+        assert body.index(NO_MATCH_TEXT) < body.index(LEADS_TEXT) < body.index("_Add one at")
+        url = f"{BASE}/postgres/Doc1.md#promote-replica"
+        assert f"• *<{url}|Postgres replication lag 1> › Mitigation › Promote replica*" in body
+        assert "`postgres/Doc0.md` · match 58%" in body
+        assert "match 52%" in body
+        assert "Restart the replica." not in body
+        assert msg.text.endswith("No confident runbook match.")
+        assert_block_kit_limits(msg.blocks)
+
+    def test_leads_with_huge_titles_and_links_stay_within_limits(self) -> None:
+        """Leads that do not fit one section are left out whole, never cut mid-link."""
+        path = "postgres/" + "p" * 800 + ".md"
+        leads = tuple(
+            make_match(i, title="T" * 5000, section="S" * 5000, path=path) for i in range(3)
+        )
+        result = SearchResult(status="no_match", tier="global", leads=leads)
+        msg = render_message(make_alert(), result, runbook_base_url=BASE, now=NOW)
+        body = texts(msg)
+        assert LEADS_TEXT in body
+        shown = body.count("• *<https://")
+        assert 1 <= shown < 3
+        assert body.count("|" + "T" * 119 + "…>") == shown
+        assert_block_kit_limits(msg.blocks)
+
+    def test_unavailable(self) -> None:
+        """Search down has its own wording, distinct from no match, with the reason."""
+        result = SearchResult(status="unavailable", tier=None, reason="qdrant timeout")
+        body = texts(render_message(make_alert(), result, now=NOW))
+        assert UNAVAILABLE_TEXT in body
+        assert "_Reason: qdrant timeout_" in body
+        assert NO_MATCH_TEXT not in body
+
+    def test_wordings_differ(self) -> None:
+        """The two notes, and the fallback texts, are not the same."""
+        no = render_message(make_alert(), SearchResult(status="no_match", tier=None))
+        down = render_message(make_alert(), SearchResult(status="unavailable", tier=None))
+        assert NO_MATCH_TEXT != UNAVAILABLE_TEXT
+        assert no.text != down.text
+
+    def test_matched_without_matches_is_no_match(self) -> None:
+        """An empty "matched" result renders as no match."""
+        body = texts(render_message(make_alert(), matched()))
+        assert NO_MATCH_TEXT in body
+
+    def test_runbook_url_still_first_when_search_down(self) -> None:
+        """The alert's own runbook link does not depend on search."""
+        alert = make_alert(runbook_url="https://wiki.example.com/pg")
+        result = SearchResult(status="unavailable", tier=None)
+        body = texts(render_message(alert, result))
+        assert body.index("Runbook linked by the alert") < body.index(UNAVAILABLE_TEXT)
+
+
+class TestResolved:
+    def test_compact(self) -> None:
+        """A resolved alert gets header, summary and context only."""
+        msg = render_message(make_alert(status="resolved"), matched(make_match()), now=NOW)
+        assert [b["type"] for b in msg.blocks] == ["header", "section", "context"]
+        assert msg.blocks[0]["text"]["text"] == "✅ RESOLVED · PostgresReplicationLag · critical"
+        assert "✅ Resolved at 14:05 UTC" in texts(msg)
+        assert "Postgres replication lag" not in texts(msg)
+        assert msg.text.startswith("✅ RESOLVED: PostgresReplicationLag")
+
+    def test_update_keeps_runbook_context(self) -> None:
+        """chat.update content: RESOLVED header, resolve time, original runbook blocks."""
+        original = render_message(make_alert(), matched(make_match(0), make_match(1)), now=NOW)
+        update = render_resolved_update(make_alert(status="resolved"), original, now=NOW)
+        assert update.blocks[0]["text"]["text"].startswith("✅ RESOLVED")
+        assert update.blocks[1]["elements"][0]["text"] == "✅ Resolved at 14:05 UTC"
+        assert "Postgres replication lag 1" in texts(update)
+        assert [b["type"] for b in update.blocks].count("header") == 1
+        assert_block_kit_limits(update.blocks)
+
+    def test_update_does_not_mutate_original(self) -> None:
+        """The original message's blocks are copied, not changed."""
+        original = render_message(make_alert(), matched(make_match()), now=NOW)
+        before = json.dumps(original.blocks)
+        render_resolved_update(make_alert(status="resolved"), original, now=NOW)
+        assert json.dumps(original.blocks) == before
+
+    def test_update_of_full_message_stays_within_limits(self) -> None:
+        """A maximal original plus the resolve context still fits (last match dropped)."""
+        huge = "text & <more> " * 2000
+        result = matched(*(make_match(i, text=huge) for i in range(3)))
+        original = render_message(make_alert(description=huge), result, now=NOW)
+        update = render_resolved_update(make_alert(status="resolved"), original, now=NOW)
+        assert_block_kit_limits(update.blocks)
+        assert update.blocks[-1]["type"] != "divider"
+
+    def test_update_without_original(self) -> None:
+        """Without the original message, the compact resolved message is used."""
+        update = render_resolved_update(make_alert(status="resolved"), None, now=NOW)
+        assert [b["type"] for b in update.blocks] == ["header", "section", "context"]
+
+    @pytest.mark.parametrize(
+        ("started", "expected"),
+        [
+            (None, "✅ Resolved at 14:05 UTC"),
+            (NOW - timedelta(minutes=7), "✅ Resolved at 14:05 UTC (after 7m)"),
+            (NOW - timedelta(minutes=72), "✅ Resolved at 14:05 UTC (after 1h 12m)"),
+        ],
+    )
+    def test_thread_reply(self, started: datetime | None, expected: str) -> None:
+        """The thread reply states the resolve time and, when known, the duration."""
+        alert = make_alert(status="resolved", starts_at=started)
+        assert render_thread_reply(alert, now=NOW) == expected
+
+    def test_naive_now_is_utc(self) -> None:
+        """A naive `now` is read as UTC."""
+        alert = make_alert(status="resolved", starts_at=None)
+        assert (
+            render_thread_reply(alert, now=NOW.replace(tzinfo=None)) == "✅ Resolved at 14:05 UTC"
+        )
+
+
+MENTIONS = "<!channel> <!here> <!everyone> <@U123> <!subteam^S1|ops> @channel @here @everyone"
+
+
+def hostile_match(i: int, text: str) -> Match:
+    return make_match(
+        i,
+        title=f"{MENTIONS} title " * 20,
+        section="<b>sec</b> & " * 50,
+        path=f"svc/{'<x>&' * 100}{i}.md",
+        source="<!channel>",
+        revision="<!here>&" * 4,
+        text=text,
+        anchor="<!channel>",
+        stale=True,
+        age_days=999,
+    )
+
+
+HOSTILE_TEXTS = {
+    "mentions": (MENTIONS + "\n") * 200,
+    "20k_section": ("Some words & <tags> here. " * 800)[:20_000],
+    "10k_code": "Intro\n```\n" + "echo '<!channel> & <x>'\n" * 450 + "```\nOutro",
+    "angle_amp": "<&>" * 7000,
+    "one_long_line": "x" * 30_000,
+    "astral": "🔥" * 5000,
+    "secrets": "password=hunter2 postgres://a:b@c xoxb-123456789012-abcdef\n" * 300,
+}
+
+
+class TestHostileContent:
+    @pytest.mark.parametrize("kind", sorted(HOSTILE_TEXTS))
+    def test_all_limits_hold(self, kind: str) -> None:
+        """Hostile runbook text in 60 matches and the alert itself still passes every limit."""
+        text = HOSTILE_TEXTS[kind]
+        alert = make_alert(
+            alert_name=MENTIONS * 5,
+            severity="<!channel>",
+            summary=text[:5000],
+            description=text,
+            labels={k: MENTIONS * 3 for k in ("namespace", "cluster", "pod", "job", "region")},
+            runbook_url="https://wiki.example.com/" + "a" * 5000,
+            alert_count=500,
+            truncated=450,
+            link="https://x.example/" + "<!channel>" * 50,
+        )
+        result = matched(*(hostile_match(i, text) for i in range(60)))
+        msg = render_message(alert, result, runbook_base_url=BASE, now=NOW)
+        assert_block_kit_limits(msg.blocks)
+        assert 0 < len(msg.text) <= 3000
+        assert not re.search(r"<[!@#]", msg.text)
+        assert "hunter2" not in json.dumps(msg.blocks) + msg.text
+        assert any(b["type"] == "divider" for b in msg.blocks), "runbook part must survive"
+
+    def test_large_ascii_sections_keep_three_matches(self) -> None:
+        """Three 20 kB plain sections are trimmed, not dropped."""
+        text = ("Restart the service and check the logs. " * 50 + "\n") * 10
+        msg = render_message(make_alert(), matched(*(make_match(i, text=text) for i in range(3))))
+        assert_block_kit_limits(msg.blocks)
+        assert [b["type"] for b in msg.blocks].count("divider") == 3
+        sections = [b["text"]["text"] for b in msg.blocks if b["type"] == "section"]
+        assert all(len(s) <= 2500 + 200 for s in sections)
+        assert sum(len(s) for s in sections) > 6000
+
+    def test_resolved_hostile(self) -> None:
+        """The compact resolved message also passes the limits with hostile fields."""
+        alert = make_alert(
+            status="resolved",
+            alert_name=MENTIONS * 5,
+            summary=MENTIONS * 100,
+            labels={"pod": MENTIONS * 10},
+        )
+        msg = render_message(alert, matched(), now=NOW)
+        assert_block_kit_limits(msg.blocks)
+        assert render_resolved_update(alert, msg, now=NOW).blocks
+
+    def test_blocks_are_json_serialisable(self) -> None:
+        """Blocks are plain dicts that survive a JSON round trip unchanged."""
+        msg = render_message(make_alert(), matched(make_match()), runbook_base_url=BASE, now=NOW)
+        assert json.loads(json.dumps(msg.blocks)) == msg.blocks

@@ -1,0 +1,319 @@
+"""Escaping, mention defanging, secret redaction and markdown trimming for Slack text."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from enricher.slack.text import (
+    CODE_OMITTED_NOTE,
+    TRUNCATED_NOTE,
+    WORD_JOINER,
+    cut,
+    escape,
+    is_http_url,
+    link,
+    neutralize_mentions,
+    redact_secrets,
+    safe,
+    safe_line,
+    trim_markdown,
+    truncate_plain,
+)
+
+ENTITY_OR_LINK = re.compile(r"&(?:amp|lt|gt);|<[^<>\n]*>")
+RAW_MENTION = re.compile(r"<[!@#]")
+
+
+def assert_well_formed(text: str) -> None:
+    """Every `&` starts an entity, every `<` opens a complete http(s) link, no raw mention."""
+    stripped = ENTITY_OR_LINK.sub("", text)
+    assert "&" not in stripped, text
+    assert "<" not in stripped and ">" not in stripped, text
+    for m in re.finditer(r"<([^<>|]*)(?:\|[^<>]*)?>", text):
+        assert m.group(1).startswith(("http://", "https://")), m.group(0)
+    assert not RAW_MENTION.search(text)
+    assert text.count("```") % 2 == 0, text
+
+
+class TestEscape:
+    @pytest.mark.parametrize(
+        ("raw", "escaped"),
+        [
+            ("a & b", "a &amp; b"),
+            ("<b>", "&lt;b&gt;"),
+            ("&lt;", "&amp;lt;"),
+            ("&amp;", "&amp;amp;"),
+            ("x > y < z", "x &gt; y &lt; z"),
+            ("plain", "plain"),
+        ],
+    )
+    def test_escape(self, raw: str, escaped: str) -> None:
+        """`&` is escaped first, so pre-escaped input is shown literally, not decoded."""
+        assert escape(raw) == escaped
+
+
+class TestMentions:
+    @pytest.mark.parametrize(
+        "raw",
+        ["<!channel>", "<!here>", "<!everyone>", "<@U123>", "<!subteam^S1|devs>", "<#C123>"],
+    )
+    def test_bracket_mentions_are_inert_after_safe(self, raw: str) -> None:
+        """Slack's `<!…>`, `<@…>`, `<#…>` tokens come out with `<` escaped."""
+        out = safe(f"ping {raw} now")
+        assert not RAW_MENTION.search(out)
+        assert "&lt;" in out
+
+    @pytest.mark.parametrize("raw", ["<!channel>", "<@U123>", "<!subteam^S1>"])
+    def test_neutralize_alone_handles_raw_brackets(self, raw: str) -> None:
+        """neutralize_mentions is safe even on text nobody escaped."""
+        assert not RAW_MENTION.search(neutralize_mentions(raw))
+
+    @pytest.mark.parametrize("word", ["@channel", "@here", "@everyone", "@Channel", "@HERE"])
+    def test_bare_broadcasts_get_a_word_joiner(self, word: str) -> None:
+        """Bare broadcast words are broken by an invisible WORD JOINER after the `@`."""
+        out = neutralize_mentions(f"hey {word}!")
+        assert word not in out
+        assert "@" + WORD_JOINER + word[1:] in out
+
+    @pytest.mark.parametrize(
+        "text", ["ops@here.example", "@channels", "@alice", "user@everyone.io"]
+    )
+    def test_other_at_words_untouched(self, text: str) -> None:
+        """E-mail addresses, longer words and user names are not changed."""
+        assert neutralize_mentions(text) == text
+
+
+class TestRedact:
+    @pytest.mark.parametrize(
+        ("raw", "secret", "marker"),
+        [
+            ("postgres://app:s3cr3t@db:5432/x", "s3cr3t", "app:***@db"),
+            ("redis://:p@ss@cache:6379", "p@ss", ":***@cache"),
+            ("curl -H 'Authorization: Bearer abc.def-123456' x", "abc.def-123456", "[REDACTED]"),
+            ("Authorization: Basic dXNlcjpwYXNz", "dXNlcjpwYXNz", "[REDACTED]"),
+            ("send bearer eyabcdefgh12345678", "eyabcdefgh12345678", "[REDACTED]"),
+            ("password=hunter2 user=bob", "hunter2", "password=[REDACTED]"),
+            ("export PGPASSWORD='s3cret pass'", "s3cret pass", "PGPASSWORD='[REDACTED]'"),
+            ('{"api_key": "AbCdEf0123456789"}', "AbCdEf0123456789", '"[REDACTED]"'),
+            ("token=abc123&next=1", "abc123", "token=[REDACTED]&next=1"),
+            ("client_secret: 9f8e7d6c", "9f8e7d6c", "[REDACTED]"),
+            ("secret=opensesame", "opensesame", "[REDACTED]"),
+            (
+                "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY-----",
+                "MIIEowIBAAKCAQEA",
+                "[REDACTED PRIVATE KEY]",
+            ),
+            ("-----BEGIN PRIVATE KEY-----\nMIIEcut-off", "MIIEcut-off", "[REDACTED PRIVATE KEY]"),
+            ("id AKIAIOSFODNN7EXAMPLE ok", "AKIAIOSFODNN7EXAMPLE", "[REDACTED AWS KEY]"),
+            ("xoxb-123456789012-abcdefABCDEF", "abcdefABCDEF", "[REDACTED SLACK TOKEN]"),
+            ("xoxp-1-2-3-abcdef012345", "abcdef012345", "[REDACTED SLACK TOKEN]"),
+            ("ghp_" + "a1" * 18, "a1a1a1", "[REDACTED GITHUB TOKEN]"),
+            ("github_pat_" + "Ab1_" * 10, "Ab1_Ab1_", "[REDACTED GITHUB TOKEN]"),
+            ("https://hooks.slack.com/services/T0/B0/XyZ", "XyZ", "[REDACTED SLACK WEBHOOK]"),
+            ("the secret is 9f8e7d6c5b4a39281706f5e4d3c2b1a0", "9f8e7d6c5b4a", "[REDACTED]"),
+            ("API key: sk_live_abc123def456", "sk_live_abc123def456", "[REDACTED]"),
+        ],
+    )
+    def test_secret_kinds_redacted(self, raw: str, secret: str, marker: str) -> None:
+        """Each kind of secret is replaced by a marker and does not survive."""
+        out = redact_secrets(raw)
+        assert secret not in out
+        assert marker in out
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Reset the password: run kubectl rollout restart deploy/api",
+            "secretName: postgres-credentials",
+            "token: ${SLACK_TOKEN}",
+            "password=$PGPASSWORD",
+            "https://grafana.example.com:3000/d/abc?var-instance=db-1",
+            "Rotate the token monthly.",
+            "The API uses Bearer authentication.",
+            "curl -H 'Authorization: Bearer $TOKEN' https://api.example",
+        ],
+    )
+    def test_non_secrets_kept(self, text: str) -> None:
+        """Prose, secret names and variable references stay readable."""
+        assert redact_secrets(text) == text
+
+    def test_redaction_is_idempotent(self) -> None:
+        """Redacting twice gives the same text (safe() may see already redacted text)."""
+        raw = "postgres://u:pw@h password=x token: abc123456 AKIAIOSFODNN7EXAMPLE"
+        once = redact_secrets(raw)
+        assert redact_secrets(once) == once
+
+    def test_safe_redacts_before_escaping(self) -> None:
+        """A secret containing `&` is redacted whole, not split by its escape."""
+        out = safe("password=a&b<c")
+        assert "a&amp;b" not in out
+        assert out.startswith("password=[REDACTED]")
+
+
+class TestLinks:
+    @pytest.mark.parametrize(
+        ("url", "ok"),
+        [
+            ("https://example.com/x", True),
+            ("http://example.com", True),
+            ("javascript:alert(1)", False),
+            ("JAVASCRIPT://example.com/%0aalert(1)", False),
+            ("data:text/html,hi", False),
+            ("file:///etc/passwd", False),
+            ("https://", False),
+            ("https://exa mple.com", False),
+            ("", False),
+        ],
+    )
+    def test_is_http_url(self, url: str, ok: bool) -> None:
+        """Only http(s) URLs with a host qualify as link targets."""
+        assert is_http_url(url) is ok
+
+    def test_link_escapes_target_and_label(self) -> None:
+        """`&`, `|` and `>` in a URL cannot end or split the Slack link."""
+        out = link("https://x.example/a?b=1&c=2|<!channel>", "Run <!here> & go")
+        assert (
+            out == "<https://x.example/a?b=1&amp;c=2%7C%3C!channel%3E|Run &lt;!here&gt; &amp; go>"
+        )
+        assert_well_formed(out)
+
+    def test_non_http_link_is_text(self) -> None:
+        """A javascript: target becomes escaped label text, not a link."""
+        assert link("javascript:alert(1)", "click <me>") == "click &lt;me&gt;"
+
+    def test_secrets_in_link_targets_redacted(self) -> None:
+        """A password in a link's URL is masked; a Slack webhook URL is not linked at all."""
+        assert link("https://u:pw@h.example/x", "db") == "<https://u:***@h.example/x|db>"
+        assert link("https://hooks.slack.com/services/T0/B0/XyZ", "hook") == "hook"
+
+    def test_url_looking_label_for_other_host_shows_target(self) -> None:
+        """`[google.com](https://evil.example)` shows the real target."""
+        assert link("https://evil.example/x", "google.com") == "<https://evil.example/x>"
+        assert link("https://docs.example/x", "docs.example/x") == (
+            "<https://docs.example/x|docs.example/x>"
+        )
+
+
+class TestCut:
+    @pytest.mark.parametrize("limit", range(0, 60))
+    def test_never_inside_entity_or_link(self, limit: int) -> None:
+        """Cutting at any limit keeps entities and links whole."""
+        text = "a &amp; b &lt;tag&gt; see <https://x.example/p?q=1&amp;r=2|the docs> &amp;&amp; end"
+        out = cut(text, limit)
+        assert len(out) <= limit
+        assert_well_formed(out)
+
+    def test_prefers_whitespace(self) -> None:
+        """The cut lands on a word boundary when one is near."""
+        assert cut("alpha beta gamma", 12) == "alpha beta"
+
+    def test_safe_line_collapses_and_cuts(self) -> None:
+        """safe_line makes one line and ends a cut with an ellipsis."""
+        assert safe_line("a\n\nb   c", 10) == "a b c"
+        out = safe_line("word " * 40, 20)
+        assert len(out) <= 20 and out.endswith("…")
+
+
+HOSTILE_MD = """# Failover <!channel>
+
+**Do this first**: page @here and <@U999>, then read [the guide](https://wiki.example/a?b=1&c=2).
+Bad link: [click me](javascript:alert(document.cookie)) and [data](data:text/html,hi).
+Lots of &&&& <<<< >>>> here &amp; there.
+
+```bash
+psql "postgres://admin:hunter2@db/prod" -c 'select 1 < 2 && true'
+echo <!here>
+```
+
+- step one
+- step two [runbook](https://runbooks.example/db#failover)
+
+""" + "\n".join(f"Line {i}: value &lt; {i} <b>{i}</b> & more text here" for i in range(200))
+
+
+class TestTrimMarkdown:
+    def test_markdown_converted(self) -> None:
+        """Headings, **bold**, bullets and http links become Slack mrkdwn."""
+        out = trim_markdown("# Title\n**bold** and [docs](https://d.example/x)\n- item", 500)
+        assert out == "*Title*\n*bold* and <https://d.example/x|docs>\n• item"
+
+    def test_javascript_link_not_linked(self) -> None:
+        """A markdown link with a javascript: scheme is shown as its label only."""
+        out = trim_markdown("[click me](javascript:alert(1))", 500)
+        assert out == "click me"
+        assert "javascript" not in out
+
+    def test_hostile_text_is_escaped_and_defanged(self) -> None:
+        """Mentions are inert, `&<>` escaped, secrets in code redacted."""
+        out = trim_markdown(HOSTILE_MD, 3000)
+        assert_well_formed(out)
+        assert "@here" not in out and "hunter2" not in out
+        assert "<https://wiki.example/a?b=1&amp;c=2|the guide>" in out
+
+    @pytest.mark.parametrize(
+        "limit", [0, 1, 5, 20, 40, 41, 60, 100, 150, 333, 500, 1000, 2500, 3000]
+    )
+    def test_limit_respected(self, limit: int) -> None:
+        """Output never exceeds the limit and is always well formed."""
+        out = trim_markdown(HOSTILE_MD, limit)
+        assert len(out) <= limit
+        assert_well_formed(out)
+
+    @pytest.mark.parametrize("limit", range(30, 400, 7))
+    def test_code_fence_whole_or_dropped(self, limit: int) -> None:
+        """A fenced block is kept whole or replaced by the omitted note, never cut."""
+        code = "\n".join(f"kubectl get pods -n ns{i}" for i in range(8))
+        md = f"Intro line.\n\n```sh\n{code}\n```\n\nAfter the code."
+        out = trim_markdown(md, limit)
+        assert len(out) <= limit
+        if "```" in out:
+            assert f"```\n{escape(code)}\n```" in out
+        assert out.count("```") in (0, 2)
+
+    def test_huge_code_block_replaced_and_text_continues(self) -> None:
+        """A code block larger than the limit becomes a note; later lines still show."""
+        md = "Before.\n```\n" + "x = 1\n" * 2000 + "```\nAfter."
+        out = trim_markdown(md, 500)
+        assert out == f"Before.\n{CODE_OMITTED_NOTE}\nAfter."
+
+    def test_truncation_note_when_text_lost(self) -> None:
+        """Dropping text appends the truncated note."""
+        out = trim_markdown("\n".join(f"line {i}" for i in range(100)), 100)
+        assert out.endswith(TRUNCATED_NOTE)
+        assert len(out) <= 100
+
+    def test_single_long_paragraph_cut_inside_line(self) -> None:
+        """One huge line is cut at a word boundary rather than dropped whole."""
+        out = trim_markdown("word &amp; " * 2000, 300)
+        assert len(out) <= 300
+        assert out.startswith("word &amp;amp; word")
+        assert_well_formed(out)
+
+    def test_unclosed_fence_runs_to_end(self) -> None:
+        """An unterminated fence is still one code block (closed in the output)."""
+        assert trim_markdown("a\n```\ncode <x>", 100) == "a\n```\ncode &lt;x&gt;\n```"
+
+    def test_fits_untouched(self) -> None:
+        """Short text keeps every line and gets no note."""
+        assert trim_markdown("one\n\n\n\ntwo", 100) == "one\n\ntwo"
+
+
+class TestTruncatePlain:
+    @pytest.mark.parametrize("limit", [1, 2, 10, 50, 150])
+    def test_limit(self, limit: int) -> None:
+        """plain_text is cut to the limit with an ellipsis."""
+        out = truncate_plain("PostgresReplicationLag " * 20, limit)
+        assert len(out) <= limit
+
+    def test_not_escaped_but_defanged(self) -> None:
+        """plain_text shows `&` literally; mentions and secrets are still neutralized."""
+        out = truncate_plain("A & B <!channel> @here token=abc123", 150)
+        assert "&" in out and "&amp;" not in out
+        assert "<!" not in out and "@here" not in out
+        assert "abc123" not in out
+
+    def test_one_line(self) -> None:
+        """Newlines collapse to single spaces."""
+        assert truncate_plain("a\nb\t c", 150) == "a b c"

@@ -1,0 +1,180 @@
+"""End to end with a real Alertmanager (Debian's prometheus-alertmanager) as the client.
+
+Alertmanager -> the app under uvicorn on a free port -> fake Slack on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import threading
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+
+from enricher.app import create_app
+from enricher.index.embedding import Embedder
+from enricher.service import Services
+from scripts.local_redis import free_port
+from tests.conftest import wait_for
+from tests.fakeslack import FakeSlack
+from tests.helpers import AM_TOKEN, CHANNEL, service_settings
+
+CONFIG = """
+route:
+  receiver: enricher
+  group_by: [alertname, service]
+  group_wait: 1s
+  group_interval: 1s
+  repeat_interval: 1h
+receivers:
+  - name: enricher
+    webhook_configs:
+      - url: http://127.0.0.1:{port}/webhook/alertmanager
+        send_resolved: true
+        http_config:
+          authorization:
+            type: Bearer
+            credentials: {token}
+"""
+
+
+@pytest.fixture()
+def app_port(
+    tmp_path: Path, golden_index: Path, redis_url: str, fake_slack: FakeSlack, embedder: Embedder
+) -> Iterator[int]:
+    settings = service_settings(tmp_path, golden_index, redis_url, fake_slack)
+    port = free_port()
+    config = uvicorn.Config(
+        create_app(Services.build(settings, embedder=embedder)),
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        lifespan="on",
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    wait_for(lambda: server.started, what="uvicorn to start")
+    yield port
+    server.should_exit = True
+    thread.join(timeout=30)
+
+
+@pytest.fixture()
+def alertmanager(tmp_path: Path, app_port: int) -> Iterator[str]:
+    binary = shutil.which("prometheus-alertmanager")
+    if binary is None:
+        pytest.fail("prometheus-alertmanager is not installed: run `make setup`")
+    config = tmp_path / "alertmanager.yml"
+    config.write_text(CONFIG.format(port=app_port, token=AM_TOKEN))
+    port = free_port()
+    proc = subprocess.Popen(
+        [
+            binary,
+            f"--config.file={config}",
+            f"--storage.path={tmp_path / 'am-data'}",
+            "--cluster.listen-address=",
+            f"--web.listen-address=127.0.0.1:{port}",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+
+    def ready() -> bool:
+        try:
+            return httpx.get(f"{url}/-/ready", timeout=1).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    wait_for(ready, what="Alertmanager to start")
+    yield url
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+def push(url: str, alerts: list[dict[str, Any]]) -> None:
+    response = httpx.post(f"{url}/api/v2/alerts", json=alerts, timeout=5)
+    assert response.status_code == 200, response.text
+
+
+def lag_alert(instance: str, *, ends: datetime | None = None) -> dict[str, Any]:
+    alert: dict[str, Any] = {
+        "labels": {
+            "alertname": "PostgresReplicationLag",
+            "service": "postgres",
+            "severity": "critical",
+            "instance": instance,
+        },
+        "annotations": {
+            "summary": "Replica orders-db-2 is 84s behind the primary",
+            "description": "WAL replay lag has been above 30s for 5 minutes.",
+        },
+        "startsAt": (datetime.now(UTC) - timedelta(minutes=5)).isoformat(),
+        "generatorURL": "http://prometheus.example/graph",
+    }
+    if ends is not None:
+        alert["endsAt"] = ends.isoformat()
+    return alert
+
+
+class TestRealAlertmanager:
+    def test_firing_then_resolved_group(self, alertmanager: str, fake_slack: FakeSlack) -> None:
+        """Two firing alerts become one page with the runbook; the resolve edits that page."""
+        push(alertmanager, [lag_alert("db-2:9187"), lag_alert("db-3:9187")])
+        wait_for(lambda: len(fake_slack.messages(CHANNEL)) == 1, what="the firing page")
+        page = fake_slack.calls_to("chat.postMessage")[0].body
+        blocks = json.dumps(page["blocks"], ensure_ascii=False)
+        assert "PostgresReplicationLag" in page["text"]
+        assert "postgres/PostgresReplicationLag.md" in blocks
+        assert "Postgres replication lag" in blocks
+        assert "match " in blocks
+        assert "rev " in blocks
+        assert "2 alerts" in blocks
+
+        ended = datetime.now(UTC) - timedelta(seconds=1)
+        push(alertmanager, [lag_alert("db-2:9187", ends=ended), lag_alert("db-3:9187", ends=ended)])
+        wait_for(
+            lambda: any(
+                "RESOLVED" in json.dumps(c.body.get("blocks", []))
+                for c in fake_slack.calls_to("chat.update")
+                if c.ok
+            ),
+            timeout_s=30,
+            what="the resolve update",
+        )
+        ts = page_ts(fake_slack)
+        update = [c.body for c in fake_slack.calls_to("chat.update") if c.ok][-1]
+        assert update["ts"] == ts
+        replies = [
+            c.body for c in fake_slack.calls_to("chat.postMessage") if c.body.get("thread_ts")
+        ]
+        wait_for(
+            lambda: bool(
+                [
+                    c
+                    for c in fake_slack.calls_to("chat.postMessage")
+                    if c.body.get("thread_ts") == ts
+                ]
+            ),
+            what="the thread reply",
+        )
+        assert all(r["thread_ts"] == ts for r in replies)
+        top_level = [
+            c
+            for c in fake_slack.calls_to("chat.postMessage")
+            if c.ok and not c.body.get("thread_ts")
+        ]
+        assert len(top_level) == 1
+
+
+def page_ts(fake: FakeSlack) -> str:
+    pages = [m for m in fake.messages(CHANNEL) if not m.get("thread_ts")]
+    return str(pages[-1]["ts"])

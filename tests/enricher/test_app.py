@@ -1,0 +1,219 @@
+"""The HTTP edge: auth, signatures, size cap and malformed input, each with the right status."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+from structlog.testing import capture_logs
+
+from enricher.app import create_app
+from enricher.errors import ConfigError
+from enricher.index.embedding import Embedder
+from enricher.service import Services
+from tests.fakeslack import FakeSlack
+from tests.helpers import (
+    AM_TOKEN,
+    PD_SECRETS,
+    am_alert,
+    am_body,
+    dumps,
+    pd_body,
+    service_settings,
+    sign,
+)
+
+AM_OK = dumps(am_body(am_alert("PostgresReplicationLag", "postgres")))
+BEARER = {"Authorization": f"Bearer {AM_TOKEN}"}
+
+
+@pytest.fixture()
+def client(
+    tmp_path: Path, golden_index: Path, redis_url: str, fake_slack: FakeSlack, embedder: Embedder
+) -> Iterator[TestClient]:
+    settings = service_settings(tmp_path, golden_index, redis_url, fake_slack, max_body_bytes=4096)
+    services = Services.build(settings, embedder=embedder)
+    with TestClient(create_app(services)) as test_client:
+        yield test_client
+
+
+class TestAlertmanagerAuth:
+    @pytest.mark.parametrize(
+        ("headers", "status"),
+        [
+            ({}, 401),
+            ({"Authorization": "Bearer wrong"}, 403),
+            ({"Authorization": "Token abc"}, 401),
+            ({"Authorization": "Basic " + base64.b64encode(b"u:p").decode()}, 403),
+            (BEARER, 202),
+        ],
+    )
+    def test_credentials(self, client: TestClient, headers: dict[str, str], status: int) -> None:
+        """Missing credentials are 401, wrong ones 403, the configured token is accepted."""
+        response = client.post("/webhook/alertmanager", content=AM_OK, headers=headers)
+        assert response.status_code == status
+        if status != 202:
+            assert AM_TOKEN not in response.text
+            assert response.json()["error"]
+
+
+class TestPagerDutySignature:
+    BODY = dumps(pd_body("[FIRING:1] PostgresReplicationLag postgres (critical)", "postgres"))
+
+    @pytest.mark.parametrize(
+        ("header", "status"),
+        [
+            (None, 401),
+            ("v1=" + "00" * 32, 403),
+            (sign(BODY, "not-a-secret"), 403),
+            (sign(BODY, PD_SECRETS[0]), 202),
+            (sign(BODY, PD_SECRETS[1]), 202),
+            ("v1=deadbeef, " + sign(BODY, PD_SECRETS[1]), 202),
+        ],
+    )
+    def test_signatures(self, client: TestClient, header: str | None, status: int) -> None:
+        """Any v1 signature made with any configured secret passes; anything else is refused."""
+        headers = {"X-PagerDuty-Signature": header} if header else {}
+        response = client.post("/webhook/pagerduty", content=self.BODY, headers=headers)
+        assert response.status_code == status
+
+    def test_non_incident_events_are_acknowledged(self, client: TestClient) -> None:
+        """A signed service event gets 202 "ignored" so PagerDuty never counts a drop."""
+        body = dumps(
+            {
+                "event": {
+                    "id": "E1",
+                    "event_type": "service.updated",
+                    "resource_type": "service",
+                    "occurred_at": "2026-11-28T03:14:00Z",
+                    "agent": None,
+                    "client": None,
+                    "data": {"id": "PSVC1"},
+                }
+            }
+        )
+        response = client.post(
+            "/webhook/pagerduty",
+            content=body,
+            headers={"X-PagerDuty-Signature": sign(body, PD_SECRETS[0])},
+        )
+        assert (response.status_code, response.json()) == (202, {"status": "ignored"})
+
+    def test_retry_of_the_same_event_is_deduplicated(self, client: TestClient) -> None:
+        """PagerDuty's retry resends the signed body: acknowledged without a second job, even
+        under another X-Webhook-Id (that header is not signed, so it cannot be the key)."""
+        signature = sign(self.BODY, PD_SECRETS[0])
+        first = client.post(
+            "/webhook/pagerduty",
+            content=self.BODY,
+            headers={"X-PagerDuty-Signature": signature, "X-Webhook-Id": "W1"},
+        )
+        replayed = client.post(
+            "/webhook/pagerduty",
+            content=self.BODY,
+            headers={"X-PagerDuty-Signature": signature, "X-Webhook-Id": "W2"},
+        )
+        assert first.json() == {"status": "queued"}
+        assert replayed.json() == {"status": "duplicate"}
+
+    def test_another_event_of_the_incident_is_queued(self, client: TestClient) -> None:
+        """The key is the event, not the incident: a new event id is a new delivery."""
+        for event_id in ("01EVT-A", "01EVT-B"):
+            body = dumps(pd_body("Disk full on db-1", "postgres", event_id=event_id))
+            response = client.post(
+                "/webhook/pagerduty",
+                content=body,
+                headers={"X-PagerDuty-Signature": sign(body, PD_SECRETS[0])},
+            )
+            assert response.json() == {"status": "queued"}
+
+
+HOSTILE = [
+    (b"", 400),
+    (b"not json", 400),
+    (b"[]", 400),
+    (b"null", 400),
+    (b'{"version": "4"}', 400),
+    (b'{"version": "3", "groupKey": "g", "status": "firing", "alerts": []}', 400),
+    (dumps({**am_body(am_alert("A", "s")), "alerts": []}), 400),
+    (dumps({**am_body(am_alert("A", "s")), "status": "exploded"}), 400),
+    (b"\xff\xfe\x00garbage", 400),
+    (b"[" * 1500 + b"]" * 1500, 400),
+    (dumps({"alerts": [{"labels": {"alertname": ["x"]}}]}), 400),
+    (b"x" * 5000, 413),
+]
+
+
+class TestMalformedInput:
+    @pytest.mark.parametrize(("body", "status"), HOSTILE)
+    def test_hostile_bodies_get_a_4xx(self, client: TestClient, body: bytes, status: int) -> None:
+        """Each hostile body gets its 4xx with a short reason, and the server keeps serving."""
+        with capture_logs() as logs:
+            response = client.post("/webhook/alertmanager", content=body, headers=BEARER)
+        assert response.status_code == status
+        assert 0 < len(response.json()["error"]) <= 200
+        assert any(e["event"] == "webhook.rejected" for e in logs)
+        assert client.get("/healthz").status_code == 200
+
+    def test_oversize_body_without_content_length(self, client: TestClient) -> None:
+        """A streamed body is cut off at the cap with 413."""
+
+        def chunks() -> Iterator[bytes]:
+            for _ in range(10):
+                yield b"x" * 1024
+
+        response = client.post("/webhook/alertmanager", content=chunks(), headers=BEARER)
+        assert response.status_code == 413
+
+    def test_rejections_are_counted(self, client: TestClient) -> None:
+        """/metrics shows rejected requests by reason."""
+        client.post("/webhook/alertmanager", content=b"{", headers=BEARER)
+        metrics = client.get("/metrics").text
+        assert (
+            'rbe_webhooks_rejected_total{reason="MalformedPayload",source="alertmanager"} 1.0'
+            in metrics
+        )
+
+
+class TestStartup:
+    def test_refuses_to_start_without_webhook_auth(
+        self, tmp_path: Path, golden_index: Path, redis_url: str
+    ) -> None:
+        """No tokens, no secrets, no explicit opt-out: the service does not start."""
+        settings = service_settings(
+            tmp_path,
+            golden_index,
+            redis_url,
+            None,
+            alertmanager_bearer_tokens=(),
+            pagerduty_signing_secrets=(),
+        )
+        with pytest.raises(ConfigError, match="ALLOW_UNAUTHENTICATED"):
+            Services.build(settings)
+
+    def test_refuses_bot_token_without_channel(
+        self, tmp_path: Path, golden_index: Path, redis_url: str
+    ) -> None:
+        """A Slack bot token with nowhere to post is a startup error."""
+        settings = service_settings(
+            tmp_path, golden_index, redis_url, None, slack_bot_token="xoxb-x"
+        )
+        with pytest.raises(ConfigError, match="SLACK_CHANNEL"):
+            Services.build(settings)
+
+    def test_refuses_empty_index(self, tmp_path: Path, redis_url: str, golden_index: Path) -> None:
+        """A collection that does not exist means nothing was ingested: refuse, say how to fix."""
+        settings = service_settings(
+            tmp_path, golden_index, redis_url, None, qdrant_collection="never_ingested"
+        )
+        with pytest.raises(ConfigError, match="make ingest"):
+            Services.build(settings)
+
+    def test_readyz_reports_each_check(self, client: TestClient) -> None:
+        """/readyz says which dependency is fine."""
+        body = client.get("/readyz").json()
+        assert body["ready"] is True
+        assert set(body["checks"]) == {"models", "qdrant", "redis", "workers"}
