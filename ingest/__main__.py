@@ -62,12 +62,8 @@ def main(argv: list[str] | None = None) -> int:
         log.error("ingest.config_error", error=str(exc))
         return 2
     cache = EmbeddingCache(connect(settings.redis_url), embedder.identity.dense)
-    options = SyncOptions(
-        roots=args.root,
-        use_git=not args.no_git,
-        prune=not args.no_prune,
-        chunk_max_chars=settings.chunk_max_chars,
-        chunk_min_chars=settings.chunk_min_chars,
+    options = SyncOptions.from_settings(
+        settings, args.root, use_git=not args.no_git, prune=not args.no_prune
     )
     try:
         report = Syncer(client, settings.qdrant_collection, embedder, cache).run(

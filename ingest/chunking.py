@@ -95,7 +95,7 @@ class _Section:
 _Draft = list[tuple[int, _Block]]
 
 
-def chunk_markdown(body: str, *, max_chars: int = 1500, min_chars: int = 250) -> list[Chunk]:
+def chunk_markdown(body: str, *, max_chars: int, min_chars: int) -> list[Chunk]:
     """Cut ``body`` into chunks along its headings; see the module docstring for the rules."""
     if max_chars < 1 or not 0 <= min_chars <= max_chars:
         raise ValueError(

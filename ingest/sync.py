@@ -19,6 +19,7 @@ from qdrant_client import QdrantClient, models
 from enricher.index import schema
 from enricher.index.embedding import Embedder
 from enricher.search.names import name_key
+from enricher.settings import Settings
 from enricher.sources.promql import quoted_names
 from ingest.cache import EmbeddingCache
 from ingest.chunking import chunk_markdown, embed_text
@@ -56,10 +57,23 @@ class SyncReport:
 @dataclass(frozen=True)
 class SyncOptions:
     roots: Sequence[Path]
+    #: Chunk size budget (CHUNK_MAX_CHARS / CHUNK_MIN_CHARS).
+    chunk_max_chars: int
+    chunk_min_chars: int
     use_git: bool = True
     prune: bool = True
-    chunk_max_chars: int = 1500
-    chunk_min_chars: int = 250
+
+    @classmethod
+    def from_settings(
+        cls, settings: Settings, roots: Sequence[Path], *, use_git: bool = True, prune: bool = True
+    ) -> SyncOptions:
+        return cls(
+            roots=roots,
+            chunk_max_chars=settings.chunk_max_chars,
+            chunk_min_chars=settings.chunk_min_chars,
+            use_git=use_git,
+            prune=prune,
+        )
 
 
 #: Bump when embed_text() changes what is embedded for the same chunk, or when the payload

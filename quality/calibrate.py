@@ -44,8 +44,10 @@ from enricher.index import schema
 from enricher.index.embedding import Embedder
 from enricher.search.decide import Ranking, SearchConfig, decide, leads
 from enricher.settings import Settings
+from quality import plot
+from quality.cases import Case
 from quality.eval import EvalIndex, add_common_arguments, prepare, ranked_docs, run_cases
-from quality.metrics import Case, Metrics, Outcome, by_kind, compute_metrics
+from quality.metrics import Metrics, Outcome, by_kind, compute_metrics
 
 MAX_FALSE_MATCH = 0.05
 MIN_NO_MATCH = 0.90
@@ -184,56 +186,22 @@ def sweep_table(points: Sequence[Point], chosen: Point) -> str:
 
 
 def render_svg(points: Sequence[Point], chosen: Point) -> str:
-    """A small line chart of the sweep: precision, recall@1, no-match accuracy, false-match."""
-    width, height, pad = 640, 360, 48
-    lo, hi = points[0].threshold, points[-1].threshold
-
-    def x(t: float) -> float:
-        return pad + (t - lo) / ((hi - lo) or 1) * (width - 2 * pad)
-
-    def y(v: float) -> float:
-        return height - pad - v * (height - 2 * pad)
-
+    """The sweep as a chart: precision, recall@1, no-match accuracy, false-match."""
     series: list[tuple[str, str, Callable[[Metrics], float | None]]] = [
         ("precision", "#1f77b4", lambda m: m.precision),
         ("recall@1", "#2ca02c", lambda m: m.recall_at_1),
         ("no-match accuracy", "#9467bd", lambda m: m.no_match_accuracy),
         ("false-match rate", "#d62728", lambda m: m.false_match_rate),
     ]
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'font-family="sans-serif" font-size="11">',
-        f'<rect width="{width}" height="{height}" fill="white"/>',
+    lines = [
+        plot.Series(name, colour, [(p.threshold, get(p.metrics)) for p in points])
+        for name, colour, get in series
     ]
-    for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
-        parts.append(
-            f'<line x1="{pad}" x2="{width - pad}" y1="{y(tick):.1f}" '
-            f'y2="{y(tick):.1f}" stroke="#ddd"/><text x="{pad - 6}" '
-            f'y="{y(tick) + 4:.1f}" text-anchor="end">{tick:.2f}</text>'
-        )
-    for t in thresholds(lo, hi, max(round((hi - lo) / 6, 2), 0.01)):
-        parts.append(
-            f'<text x="{x(t):.1f}" y="{height - pad + 16}" text-anchor="middle">{t:.2f}</text>'
-        )
-    parts.append(f'<text x="{width / 2}" y="{height - 10}" text-anchor="middle">threshold</text>')
-    parts.append(
-        f'<line x1="{x(chosen.threshold):.1f}" x2="{x(chosen.threshold):.1f}" '
-        f'y1="{pad}" y2="{height - pad}" stroke="#555" stroke-dasharray="4 3"/>'
+    lo, hi = points[0].threshold, points[-1].threshold
+    ticks = thresholds(lo, hi, max(round((hi - lo) / 6, 2), 0.01))
+    return plot.line_chart(
+        lines, x_range=(lo, hi), x_ticks=ticks, x_label="threshold", marker=chosen.threshold
     )
-    for i, (name, colour, get) in enumerate(series):
-        coords = " ".join(
-            f"{x(p.threshold):.1f},{y(v):.1f}" for p in points if (v := get(p.metrics)) is not None
-        )
-        if coords:
-            parts.append(
-                f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="{coords}"/>'
-            )
-        parts.append(
-            f'<rect x="{pad + 8 + i * 140}" y="14" width="12" height="3" '
-            f'fill="{colour}"/><text x="{pad + 24 + i * 140}" y="19">{name}</text>'
-        )
-    parts.append("</svg>")
-    return "\n".join(parts) + "\n"
 
 
 def suggest_pair(

@@ -5,8 +5,8 @@
 
 The corpus is indexed with the real embedders and `Syncer` into a throwaway collection in an
 embedded Qdrant under a temp dir, never the configured data dir. Every case then goes
-through what the webhook runs: `enricher.sources.parse_body`, then `Searcher.search_ranked`, which is
-`Searcher.search` (status, tier and reported matches, threshold included) returning also
+through what the webhook runs: `enricher.sources.parse_body`, then `Searcher.search_ranked`,
+which is `Searcher.search` (status, tier and reported matches, threshold included) returning also
 the ranking it decided on (the candidates before the threshold).
 
 Metrics, over the cases of one split, overall and per kind:
@@ -51,10 +51,9 @@ from enricher.search.searcher import Searcher, build_searcher
 from enricher.settings import Settings, load_settings
 from ingest.cache import EmbeddingCache, connect
 from ingest.sync import Syncer, SyncOptions, SyncReport
+from quality.cases import Case, CaseError, load_cases
 from quality.metrics import (
     RANK_DEPTH,
-    Case,
-    CaseError,
     Metrics,
     Outcome,
     baseline,
@@ -63,7 +62,6 @@ from quality.metrics import (
     compute_metrics,
     in_split,
     lead_counts,
-    load_cases,
 )
 
 log = structlog.get_logger(__name__)
@@ -91,13 +89,7 @@ class EvalIndex:
         self.embedder = embedder or Embedder(settings)
         self.client = QdrantClient(path=self._tmp.name)
         cache = EmbeddingCache(connect(settings.redis_url), self.embedder.identity.dense)
-        options = SyncOptions(
-            roots=[corpus],
-            use_git=False,
-            prune=False,
-            chunk_max_chars=settings.chunk_max_chars,
-            chunk_min_chars=settings.chunk_min_chars,
-        )
+        options = SyncOptions.from_settings(settings, [corpus], use_git=False, prune=False)
         try:
             self.sync: SyncReport = Syncer(self.client, COLLECTION, self.embedder, cache).run(
                 options

@@ -1,4 +1,4 @@
-"""Golden cases and retrieval-quality metrics: parsing, scoring, the CI gate. Pure.
+"""Retrieval-quality metrics over case outcomes, and the CI gate. Pure.
 
 The definitions of the metrics are in the quality.eval docstring and docs/RETRIEVAL.md;
 quality.eval runs the cases through the search and reports what this module computes.
@@ -6,96 +6,15 @@ quality.eval runs the cases through the search and reports what this module comp
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from enricher.alert import Alert
-from enricher.errors import BadRequest
 from enricher.result import Status, Tier
-from enricher.sources import Ignored, parse_body
 
 RANK_DEPTH = 5
 GATED = ("recall@3", "no_match_accuracy")
 GATE_TOLERANCE = 0.02
-NO_KIND = "unlabelled"
-
-
-# --- cases ---------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Case:
-    id: str
-    kind: str
-    #: "dev", "test" or another label; None when the line names no split (counts in "all").
-    split: str | None
-    #: Path relative to the corpus root, or None when no runbook should match.
-    expected: str | None
-    alert: Alert
-    line: int
-
-
-@dataclass(frozen=True)
-class CaseError:
-    line: int
-    reason: str
-
-
-def parse_case(text: str, line: int) -> Case | CaseError:
-    """One cases.jsonl line; anything unusable becomes a `CaseError` naming what is wrong."""
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        return CaseError(line, f"invalid JSON: {exc}")
-    if not isinstance(data, dict):
-        return CaseError(line, "not a JSON object")
-    case_id, payload = data.get("id"), data.get("payload")
-    if not isinstance(case_id, str) or not case_id:
-        return CaseError(line, "missing or empty string field 'id'")
-    if "expected_doc" not in data:
-        return CaseError(line, f"case {case_id}: missing 'expected_doc' (use null for none)")
-    expected = data["expected_doc"]
-    if expected is not None and (not isinstance(expected, str) or not expected.strip()):
-        return CaseError(line, f"case {case_id}: 'expected_doc' must be a path or null")
-    if not isinstance(payload, dict):
-        return CaseError(line, f"case {case_id}: 'payload' must be a webhook body (object)")
-    kind, split = data.get("kind", NO_KIND), data.get("split")
-    if not isinstance(kind, str) or (split is not None and not isinstance(split, str)):
-        return CaseError(line, f"case {case_id}: 'kind' and 'split' must be strings")
-    try:
-        parsed = parse_body(json.dumps(payload).encode())
-    except BadRequest as exc:
-        return CaseError(line, f"case {case_id}: payload rejected: {exc.reason}")
-    if isinstance(parsed, Ignored):
-        return CaseError(line, f"case {case_id}: not an incident event (the webhook ignores it)")
-    path = expected.strip().removeprefix("./") if expected is not None else None
-    return Case(case_id, kind or NO_KIND, split, path, parsed.alert, line)
-
-
-def load_cases(path: Path) -> tuple[list[Case], list[CaseError]]:
-    cases: list[Case] = []
-    errors: list[CaseError] = []
-    first_line: dict[str, int] = {}
-    for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not text.strip():
-            continue
-        parsed = parse_case(text, number)
-        if isinstance(parsed, Case) and parsed.id in first_line:
-            parsed = CaseError(
-                number, f"duplicate id {parsed.id} (first on line {first_line[parsed.id]})"
-            )
-        if isinstance(parsed, CaseError):
-            errors.append(parsed)
-        else:
-            first_line[parsed.id] = number
-            cases.append(parsed)
-    return cases, errors
-
-
-# --- outcomes and metrics (pure) -----------------------------------------------------------
 
 
 @dataclass(frozen=True)

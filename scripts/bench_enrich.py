@@ -239,12 +239,12 @@ class StampedSlack(FakeSlack):
 def corpus_for(chunks: int) -> list[Runbook]:
     """The shortest prefix of the generated corpus that makes at least `chunks` chunks."""
     books = runbooks(max(50, chunks // 3), seed=SEED)
-    options = SyncOptions(roots=[])
+    settings = Settings()
     total = 0
     for n, book in enumerate(books, start=1):
         body = split_front_matter(book.text)[1]
         chunks_of = chunk_markdown(
-            body, max_chars=options.chunk_max_chars, min_chars=options.chunk_min_chars
+            body, max_chars=settings.chunk_max_chars, min_chars=settings.chunk_min_chars
         )
         total += len(chunks_of)
         if total >= chunks:
@@ -303,7 +303,7 @@ def ensure_index(
     books: list[Runbook], embedder: Embedder, rebuild: bool
 ) -> tuple[Path, dict[str, Any]]:
     """The embedded Qdrant folder for `books`, built once and cached under .cache/bench."""
-    options = SyncOptions(roots=[])
+    options = SyncOptions.from_settings(Settings(), [])
     # Whatever decides what the index holds: the corpus, the models, the chunking and
     # embed-text recipes, the index contract (enricher/schema.py) and the client version.
     contract = hashlib.sha256(Path(schema.__file__).read_bytes()).hexdigest()
@@ -337,7 +337,8 @@ def ensure_index(
     note(f"building the index for {len(books)} runbooks (once; cached in {CACHE_DIR}) ...")
     started = time.perf_counter()
     syncer = Syncer(client, settings.qdrant_collection, embedder, EmbeddingCache(None, "none"))
-    report = syncer.run(SyncOptions(roots=[corpus], use_git=False), progress=progress)
+    options = SyncOptions.from_settings(settings, [corpus], use_git=False)
+    report = syncer.run(options, progress=progress)
     seconds = time.perf_counter() - started
     client.close()
     shutil.rmtree(corpus)

@@ -196,7 +196,7 @@ def timed_sync(
     dense_before, sparse_before = embedder.dense_s, embedder.sparse_s
     cpu = cpu_seconds()
     started = time.perf_counter()
-    report = syncer.run(SyncOptions(roots=roots, use_git=False))
+    report = syncer.run(SyncOptions.from_settings(Settings(), roots=roots, use_git=False))
     seconds = time.perf_counter() - started
     cpu = cpu_seconds() - cpu
     if report.errors:
@@ -345,7 +345,7 @@ def run(docs: int, int8_docs: int) -> tuple[dict[str, Any], list[str]]:
             for k, root in enumerate(roots):
                 part, _ = timed_sync(f"full sync {k + 1}/{PARTS}", syncer, embedder, [root])
                 parts.append(part)
-                part_texts = embed_texts(root, SyncOptions(roots=[root]))
+                part_texts = embed_texts(root, SyncOptions.from_settings(Settings(), roots=[root]))
                 if len(part_texts) != part.chunks:
                     failures.append(
                         f"rebuilt {len(part_texts)} embed texts for {root.name} but its sync "

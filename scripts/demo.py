@@ -69,7 +69,7 @@ def index_samples(settings: Settings, embedder: Embedder) -> None:
             settings.qdrant_collection,
             embedder,
             EmbeddingCache(connect(settings.redis_url), embedder.identity.dense),
-        ).run(SyncOptions(roots=[REPO / "golden" / "runbooks"], use_git=False))
+        ).run(SyncOptions.from_settings(settings, [REPO / "golden" / "runbooks"], use_git=False))
     finally:
         client.close()
     print(f"ingest: {report.summary()}\n")

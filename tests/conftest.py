@@ -67,7 +67,7 @@ def golden_index(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder) -
     client = schema.open_client(settings)
     try:
         Syncer(client, settings.qdrant_collection, embedder, EmbeddingCache(None, "none")).run(
-            SyncOptions(roots=[REPO / "golden" / "runbooks"], use_git=False)
+            SyncOptions.from_settings(Settings(), [REPO / "golden" / "runbooks"], use_git=False)
         )
     finally:
         client.close()

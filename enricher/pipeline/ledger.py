@@ -210,7 +210,7 @@ class Ledger:
         client: aioredis.Redis,
         *,
         prefix: str = "rbe:",
-        dedup_ttl_s: float = 6 * 3600,
+        dedup_ttl_s: float,
         post_ttl_s: int = 7 * 86400,
     ) -> None:
         self._redis = client
@@ -247,7 +247,7 @@ class Ledger:
     def _resolve_key(self, group_key: str) -> str:
         return f"{self.prefix}resolving:{_digest(group_key)}"
 
-    async def claim_post(self, group_key: str, owner: str, lease_s: float = 120) -> ClaimResult:
+    async def claim_post(self, group_key: str, owner: str, lease_s: float) -> ClaimResult:
         """Decide, atomically across workers and replicas, who posts this group to Slack."""
         reply = await self._claim(
             keys=[self._post_key(group_key)],
@@ -264,7 +264,7 @@ class Ledger:
         previous = _text(reply[1])
         return Claimed(takeover=_text(reply[2]) == "1", previous_owner=previous or None)
 
-    async def reopen(self, group_key: str, owner: str, lease_s: float = 120) -> bool:
+    async def reopen(self, group_key: str, owner: str, lease_s: float) -> bool:
         """Turn a resolved group's record back into a claim for `owner`: the group fired
         again and gets a new message. False when the record is not a resolved post."""
         done = await self._reopen(
@@ -344,7 +344,7 @@ class Ledger:
         resolve is not kept waiting for a firing page that will never come."""
         return bool(await self._abandon(keys=[self._post_key(group_key)]))
 
-    async def hold_resolve(self, group_key: str, owner: str, lease_s: float = 120) -> float | None:
+    async def hold_resolve(self, group_key: str, owner: str, lease_s: float) -> float | None:
         """Take the group's resolve for `owner`. None when taken; else the seconds left on
         the hold of another worker (or of an earlier process under the same owner id)."""
         key = self._resolve_key(group_key)

@@ -235,7 +235,7 @@ class JobQueue:
         group: str = "enrichers",
         delayed: str = "rbe:delayed",
         dead: str = "rbe:dead",
-        claim_idle_ms: int = 60_000,
+        claim_idle_ms: int,
         dead_maxlen: int = 10_000,
     ) -> None:
         options = client.connection_pool.connection_kwargs

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from enricher.search.names import split_identifier
+from enricher.settings import Settings
 from ingest.chunking import (
     chunk_markdown,
     document_title,
@@ -16,6 +17,19 @@ from ingest.chunking import (
     slugify,
 )
 from ingest.document import Chunk
+
+#: The product's chunk sizes (CHUNK_MAX_CHARS / CHUNK_MIN_CHARS), unless a test says otherwise.
+PRODUCT = Settings()
+
+
+def chunk(
+    body: str,
+    *,
+    max_chars: int = PRODUCT.chunk_max_chars,
+    min_chars: int = PRODUCT.chunk_min_chars,
+) -> list[Chunk]:
+    return chunk_markdown(body, max_chars=max_chars, min_chars=min_chars)
+
 
 RUNBOOK = """# Postgres replication lag
 
@@ -84,7 +98,7 @@ class TestHeadings:
     def test_each_heading_starts_a_section(self) -> None:
         """Every heading with content becomes its own chunk when nothing is tiny."""
         body = "## Symptoms\nLag grows.\n\n## Diagnosis\nCheck WAL.\n\n## Mitigation\nRestart.\n"
-        chunks = chunk_markdown(body, min_chars=0)
+        chunks = chunk(body, min_chars=0)
         assert [(c.section, c.text) for c in chunks] == [
             ("Symptoms", "Lag grows."),
             ("Diagnosis", "Check WAL."),
@@ -97,7 +111,7 @@ class TestHeadings:
             "## Mitigation\nPick one.\n### Scale up\nMore IO.\n#### On AWS\nUse io2.\n"
             "### Rebuild\nBase backup.\n## Escalation\nPage DBA.\n"
         )
-        assert sections(chunk_markdown(body, min_chars=0)) == [
+        assert sections(chunk(body, min_chars=0)) == [
             "Mitigation",
             "Mitigation › Scale up",
             "Mitigation › Scale up › On AWS",
@@ -108,7 +122,7 @@ class TestHeadings:
     def test_single_h1_is_the_title_not_a_path_element(self) -> None:
         """The only H1, when it comes first, is left out of paths; its text is the preamble."""
         body = "# Disk full\nThe volume is full.\n\n## Mitigation\nGrow it.\n"
-        chunks = chunk_markdown(body, min_chars=0)
+        chunks = chunk(body, min_chars=0)
         assert [(c.section, c.anchor, c.text) for c in chunks] == [
             ("", "", "The volume is full."),
             ("Mitigation", "mitigation", "Grow it."),
@@ -117,7 +131,7 @@ class TestHeadings:
     def test_several_h1_are_sections(self) -> None:
         """When H1s are used as sections they stay in the path."""
         body = "# Diagnosis\nLook.\n## Logs\nRead them.\n# Mitigation\nFix.\n"
-        assert sections(chunk_markdown(body, min_chars=0)) == [
+        assert sections(chunk(body, min_chars=0)) == [
             "Diagnosis",
             "Diagnosis › Logs",
             "Mitigation",
@@ -125,7 +139,7 @@ class TestHeadings:
 
     def test_text_before_first_heading_is_preamble(self) -> None:
         """Preamble chunks have an empty section and anchor."""
-        chunks = chunk_markdown("Intro text.\n\n## Steps\nDo it.\n", min_chars=0)
+        chunks = chunk("Intro text.\n\n## Steps\nDo it.\n", min_chars=0)
         assert (chunks[0].section, chunks[0].anchor, chunks[0].text) == ("", "", "Intro text.")
 
     @pytest.mark.parametrize(
@@ -143,7 +157,7 @@ class TestHeadings:
     )
     def test_what_counts_as_an_atx_heading(self, line: str, is_heading: bool) -> None:
         """Only 1-6 '#' followed by a space, indented at most three spaces, start a section."""
-        chunks = chunk_markdown(f"Intro.\n\n{line}\nBody.\n", min_chars=0)
+        chunks = chunk(f"Intro.\n\n{line}\nBody.\n", min_chars=0)
         assert (len(chunks) == 2) is is_heading
         if is_heading:
             assert chunks[1].section == "Steps"
@@ -184,13 +198,13 @@ class TestAnchors:
 
     def test_chunk_anchor_is_the_deepest_heading(self) -> None:
         """A nested section's anchor is its own heading's slug."""
-        chunks = chunk_markdown("## Mitigation\nx\n### Scale up!\ny\n", min_chars=0)
+        chunks = chunk("## Mitigation\nx\n### Scale up!\ny\n", min_chars=0)
         assert [c.anchor for c in chunks] == ["mitigation", "scale-up"]
 
     def test_repeated_headings_get_numbered_anchors(self) -> None:
         """The second 'Steps' heading gets 'steps-1', as GitHub numbers duplicates."""
         body = "## A\n### Steps\nx\n## B\n### Steps\ny\n"
-        assert [c.anchor for c in chunk_markdown(body, min_chars=0)] == ["steps", "steps-1"]
+        assert [c.anchor for c in chunk(body, min_chars=0)] == ["steps", "steps-1"]
 
 
 class TestFences:
@@ -205,19 +219,19 @@ class TestFences:
     )
     def test_hash_lines_inside_fences_are_not_headings(self, fence: str) -> None:
         """Comment lines in code blocks never start sections."""
-        chunks = chunk_markdown(f"## Fix\nRun:\n\n{fence}\n\nDone.\n", min_chars=0)
+        chunks = chunk(f"## Fix\nRun:\n\n{fence}\n\nDone.\n", min_chars=0)
         assert len(chunks) == 1
         assert chunks[0].section == "Fix"
         assert fence in chunks[0].text
 
     def test_unclosed_fence_runs_to_the_end(self) -> None:
         """Headings after a fence that never closes are code, as GitHub renders them."""
-        chunks = chunk_markdown("## Fix\n```\n# a\n## b\n", min_chars=0)
+        chunks = chunk("## Fix\n```\n# a\n## b\n", min_chars=0)
         assert sections(chunks) == ["Fix"]
 
     def test_backticks_in_info_string_are_not_a_fence(self) -> None:
         """'```x```' on one line is inline code, so the next heading still counts."""
-        chunks = chunk_markdown("## A\n```x```\n## B\ny\n", min_chars=0)
+        chunks = chunk("## A\n```x```\n## B\ny\n", min_chars=0)
         assert sections(chunks) == ["A", "B"]
 
     def test_oversized_fence_stays_whole_in_one_chunk(self) -> None:
@@ -227,7 +241,7 @@ class TestFences:
         fence = f"```bash\n{code}\n```"
         assert len(fence) > 6000
         body = f"## Fix\nRun this:\n\n{fence}\n\nThen check the dashboard.\n"
-        chunks = chunk_markdown(body)
+        chunks = chunk(body)
         holding = [c for c in chunks if fence in c.text]
         assert len(holding) == 1
         assert holding[0].text.startswith("Run this:")
@@ -237,7 +251,7 @@ class TestFences:
         """Blank lines inside a fence are not paragraph boundaries."""
         fence = "```\n" + "\n\n".join(f"line {n} " + "x" * 60 for n in range(30)) + "\n```"
         body = "## Fix\n" + "Intro paragraph. " * 20 + "\n\n" + fence + "\n"
-        chunks = chunk_markdown(body, max_chars=2000, min_chars=0)
+        chunks = chunk(body, max_chars=2000, min_chars=0)
         assert any(fence in c.text for c in chunks)
 
 
@@ -246,7 +260,7 @@ class TestSizes:
         """A long section becomes several chunks of at most max_chars, each with the path."""
         paragraphs = [f"Paragraph {n}:" + " the replica falls behind." * 12 for n in range(20)]
         body = "## Diagnosis\n\n" + "\n\n".join(paragraphs) + "\n"
-        chunks = chunk_markdown(body, max_chars=1000, min_chars=100)
+        chunks = chunk(body, max_chars=1000, min_chars=100)
         assert len(chunks) > 3
         assert all(len(c.text) <= 1000 for c in chunks)
         assert set(sections(chunks)) == {"Diagnosis"}
@@ -256,14 +270,14 @@ class TestSizes:
     def test_long_paragraph_is_split_at_lines(self) -> None:
         """A paragraph over max_chars is cut between lines, never inside one."""
         lines = [f"- item {n:03d}: check the node pool and the disk pressure" for n in range(100)]
-        chunks = chunk_markdown("## Checklist\n" + "\n".join(lines) + "\n", max_chars=500)
+        chunks = chunk("## Checklist\n" + "\n".join(lines) + "\n", max_chars=500)
         assert all(len(c.text) <= 500 for c in chunks)
         assert [line for c in chunks for line in c.text.splitlines()] == lines
 
     def test_over_long_line_is_cut_at_spaces(self) -> None:
         """A single line longer than max_chars is cut at word boundaries."""
         words = [f"word{n}" for n in range(300)]
-        chunks = chunk_markdown("## Notes\n" + " ".join(words) + "\n", max_chars=200, min_chars=0)
+        chunks = chunk("## Notes\n" + " ".join(words) + "\n", max_chars=200, min_chars=0)
         assert all(len(c.text) <= 200 for c in chunks)
         assert " ".join(c.text for c in chunks).split() == words
 
@@ -271,7 +285,7 @@ class TestSizes:
     def test_impossible_sizes_are_rejected(self, max_chars: int, min_chars: int) -> None:
         """Sizes that cannot be honoured raise ValueError."""
         with pytest.raises(ValueError, match="min_chars"):
-            chunk_markdown("x", max_chars=max_chars, min_chars=min_chars)
+            chunk("x", max_chars=max_chars, min_chars=min_chars)
 
 
 class TestMerging:
@@ -279,7 +293,7 @@ class TestMerging:
         """A one-sentence '## Mitigation' joins '### Scale up', whose heading stays as bold text."""
         scale_up = "Move the replica to the pg-io node pool. " * 8
         body = f"## Mitigation\nPick the first step that applies.\n\n### Scale up\n{scale_up}\n"
-        chunks = chunk_markdown(body)
+        chunks = chunk(body)
         assert len(chunks) == 1
         assert (chunks[0].section, chunks[0].anchor) == ("Mitigation", "mitigation")
         assert chunks[0].text == (
@@ -289,7 +303,7 @@ class TestMerging:
     def test_short_siblings_are_labelled_with_their_parent(self) -> None:
         """Merged sections under one parent are labelled with the parent's path."""
         body = "## Mitigation\n### Scale up\nMore IO.\n### Rebuild\nBase backup.\n"
-        chunks = chunk_markdown(body)
+        chunks = chunk(body)
         assert (chunks[0].section, chunks[0].anchor) == ("Mitigation", "mitigation")
         assert chunks[0].text == "**Scale up**\n\nMore IO.\n\n**Rebuild**\n\nBase backup."
 
@@ -297,7 +311,7 @@ class TestMerging:
         """A tiny final section is appended to the chunk before it."""
         long = "Check the WAL receiver and compare LSNs between nodes. " * 6
         body = f"## Diagnosis\n{long}\n\n## Escalation\nPage the DBA.\n"
-        chunks = chunk_markdown(body)
+        chunks = chunk(body)
         assert len(chunks) == 1
         assert chunks[0].section == "Diagnosis"
         assert chunks[0].text.endswith("**Escalation**\n\nPage the DBA.")
@@ -306,13 +320,13 @@ class TestMerging:
         """Sections that reach min_chars stay separate chunks."""
         text = "x" * 300
         body = f"## A\n{text}\n## B\n{text}\n"
-        assert [(c.section, c.text) for c in chunk_markdown(body)] == [("A", text), ("B", text)]
+        assert [(c.section, c.text) for c in chunk(body)] == [("A", text), ("B", text)]
 
     def test_merging_never_exceeds_max_chars(self) -> None:
         """A tiny section does not join a neighbour it would push past max_chars."""
         big = "y" * 1450
         body = f"## A\n{big}\n## B\ntiny\n## C\n{big}\n"
-        chunks = chunk_markdown(body)
+        chunks = chunk(body)
         assert all(len(c.text) <= 1500 for c in chunks)
         assert any("tiny" in c.text for c in chunks)
 
@@ -324,12 +338,12 @@ class TestDocumentLevel:
     )
     def test_no_content_no_chunks(self, body: str) -> None:
         """Bodies without text produce no chunks."""
-        assert chunk_markdown(body) == []
+        assert chunk(body) == []
 
     def test_empty_sections_produce_no_chunk(self) -> None:
         """A heading with nothing under it yields no chunk; its child keeps the full path."""
         body = "## Mitigation\n\n### Scale up\nMore IO.\n\n## Empty\n\n## Escalation\nPage.\n"
-        assert sections(chunk_markdown(body, min_chars=0)) == [
+        assert sections(chunk(body, min_chars=0)) == [
             "Mitigation › Scale up",
             "Escalation",
         ]
@@ -339,7 +353,7 @@ class TestDocumentLevel:
     )
     def test_no_content_is_lost(self, max_chars: int, min_chars: int) -> None:
         """Every non-heading line of the runbook appears in some chunk, whatever the sizes."""
-        chunks = chunk_markdown(RUNBOOK, max_chars=max_chars, min_chars=min_chars)
+        chunks = chunk(RUNBOOK, max_chars=max_chars, min_chars=min_chars)
         for line in content_lines(RUNBOOK):
             assert any(line in c.text for c in chunks), line
 
@@ -348,13 +362,13 @@ class TestDocumentLevel:
         self, max_chars: int, min_chars: int
     ) -> None:
         """Chunk indexes are 0..n-1 and the same input gives the same chunks."""
-        first = chunk_markdown(RUNBOOK, max_chars=max_chars, min_chars=min_chars)
+        first = chunk(RUNBOOK, max_chars=max_chars, min_chars=min_chars)
         assert [c.index for c in first] == list(range(len(first)))
-        assert chunk_markdown(RUNBOOK, max_chars=max_chars, min_chars=min_chars) == first
+        assert chunk(RUNBOOK, max_chars=max_chars, min_chars=min_chars) == first
 
     def test_realistic_runbook_with_small_chunks(self) -> None:
         """Each section of a real runbook keeps its path and fences stay whole."""
-        chunks = chunk_markdown(RUNBOOK, min_chars=0)
+        chunks = chunk(RUNBOOK, min_chars=0)
         assert sections(chunks) == [
             "",
             "Symptoms",
@@ -370,7 +384,7 @@ class TestDocumentLevel:
     def test_crlf_line_endings(self) -> None:
         """Windows line endings split like Unix ones."""
         body = "## A\r\nOne.\r\n\r\n## B\r\nTwo.\r\n"
-        assert [(c.section, c.text) for c in chunk_markdown(body, min_chars=0)] == [
+        assert [(c.section, c.text) for c in chunk(body, min_chars=0)] == [
             ("A", "One."),
             ("B", "Two."),
         ]
@@ -424,9 +438,7 @@ _HEADING = st.tuples(st.integers(1, 4), _PROSE).map(lambda h: "#" * h[0] + " " +
 _FENCE = st.lists(st.one_of(_PROSE, _HEADING, st.just("")), max_size=40).map(
     lambda lines: "\n".join(["```sh", *lines, "```"])
 )
-_MARKDOWN = st.lists(st.one_of(_PROSE, _HEADING, st.just(""), _FENCE), max_size=60).map(
-    "\n".join
-)
+_MARKDOWN = st.lists(st.one_of(_PROSE, _HEADING, st.just(""), _FENCE), max_size=60).map("\n".join)
 
 
 class TestChunkingProperties:
@@ -437,13 +449,13 @@ class TestChunkingProperties:
         self, body: str, max_chars: int, min_chars: int
     ) -> None:
         """For any body: nothing is lost, fences stay whole, and only whole fences exceed max."""
-        chunks = chunk_markdown(body, max_chars=max_chars, min_chars=min_chars)
+        chunks = chunk(body, max_chars=max_chars, min_chars=min_chars)
         assert [c.index for c in chunks] == list(range(len(chunks)))
         for line in content_lines(body):
             assert any(line in c.text for c in chunks), line
         fences = re.findall(r"^```sh\n.*?^```$", body, flags=re.DOTALL | re.MULTILINE)
         for fence in fences:
             assert sum(fence in c.text for c in chunks) >= 1
-        for chunk in chunks:
-            if len(chunk.text) > max_chars:
-                assert any(len(f) > max_chars and f in chunk.text for f in fences)
+        for piece in chunks:
+            if len(piece.text) > max_chars:
+                assert any(len(f) > max_chars and f in piece.text for f in fences)

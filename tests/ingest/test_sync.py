@@ -92,7 +92,15 @@ def make_syncer(client: QdrantClient, settings: Settings, embedder: Embedder) ->
 
 
 def sync(syncer: Syncer, root: Path, **kwargs: bool) -> SyncReport:
-    return syncer.run(SyncOptions(roots=[root], use_git=False, chunk_min_chars=50, **kwargs))
+    return syncer.run(
+        SyncOptions(
+            roots=[root],
+            chunk_max_chars=Settings().chunk_max_chars,
+            chunk_min_chars=50,
+            use_git=False,
+            **kwargs,
+        )
+    )
 
 
 def chunk_counts(client: QdrantClient, collection: str) -> dict[str, int]:
@@ -303,7 +311,7 @@ class TestRedisCache:
         with capture_logs() as logs:
             cache = EmbeddingCache(connect(dead), embedder.identity.dense)
             report = Syncer(qdrant, settings.qdrant_collection, embedder, cache).run(
-                SyncOptions(roots=[corpus], use_git=False)
+                SyncOptions.from_settings(Settings(), roots=[corpus], use_git=False)
             )
         assert report.indexed_docs == 2
         assert [e["event"] for e in logs].count("cache.unavailable") == 1
@@ -413,7 +421,7 @@ class TestChunkSettings:
         syncer = make_syncer(qdrant, settings, embedder)
         sync(syncer, corpus)
         report = syncer.run(
-            SyncOptions(roots=[corpus], use_git=False, chunk_min_chars=50, chunk_max_chars=300)
+            SyncOptions(roots=[corpus], chunk_max_chars=300, chunk_min_chars=50, use_git=False)
         )
         assert report.indexed_docs == 2
         assert report.skipped == 0

@@ -20,10 +20,9 @@ from enricher.result import Status
 from enricher.search.decide import Candidate, Ranking, SearchConfig
 from enricher.settings import Settings
 from quality import calibrate
+from quality.cases import Case, CaseError, load_cases, parse_case
 from quality.eval import Evaluation, choose_split, evaluate, main, write_outcomes
 from quality.metrics import (
-    Case,
-    CaseError,
     Metrics,
     Outcome,
     baseline,
@@ -31,8 +30,6 @@ from quality.metrics import (
     check_gate,
     compute_metrics,
     in_split,
-    load_cases,
-    parse_case,
 )
 from tests.conftest import MODELS_DIR
 

@@ -159,7 +159,8 @@ class Running:
         async def crash() -> PostRef:
             client = aioredis.Redis.from_url(self.redis_url)
             try:
-                claim = await Ledger(client).claim_post(alert.group_key, "dead:1", lease_s=0.5)
+                ledger = Ledger(client, dedup_ttl_s=60)
+                claim = await ledger.claim_post(alert.group_key, "dead:1", lease_s=0.5)
                 assert isinstance(claim, Claimed)
             finally:
                 await client.aclose()
@@ -280,7 +281,7 @@ class TestResolveRace:
 async def _post_record(redis_url: str, group_key: str) -> dict[str, Any] | None:
     client = aioredis.Redis.from_url(redis_url)
     try:
-        record = await Ledger(client).get_post(group_key)
+        record = await Ledger(client, dedup_ttl_s=60).get_post(group_key)
     finally:
         await client.aclose()
     return None if record is None else {"ts": record.ts, "channel": record.channel}

@@ -12,6 +12,7 @@ import redis.asyncio as aioredis
 from enricher.alert import Alert
 from enricher.pipeline.ledger import AlreadyPosted, Claimed, InFlight, Ledger, PostRecord
 from enricher.pipeline.queue import JobQueue, new_job
+from enricher.settings import Settings
 from enricher.sources import Parsed
 
 pytestmark = pytest.mark.anyio
@@ -34,7 +35,15 @@ async def clients(redis_url: str) -> AsyncIterator[tuple[aioredis.Redis, aioredi
 
 @pytest.fixture
 def ledgers(clients: tuple[aioredis.Redis, aioredis.Redis]) -> tuple[Ledger, Ledger]:
-    return Ledger(clients[0]), Ledger(clients[1])
+    return Ledger(clients[0], dedup_ttl_s=DEDUP_TTL_S), Ledger(clients[1], dedup_ttl_s=DEDUP_TTL_S)
+
+
+#: The product's defaults (POST_LEASE_S, DEDUP_TTL_S, JOB_CLAIM_IDLE_S), unless a test says
+#: otherwise.
+PRODUCT = Settings()
+LEASE_S = PRODUCT.post_lease_s
+DEDUP_TTL_S = PRODUCT.dedup_ttl_s
+CLAIM_IDLE_MS = int(PRODUCT.job_claim_idle_s * 1000)
 
 
 def post_key(group_key: str) -> str:
@@ -77,7 +86,10 @@ class TestDedupWindow:
     ) -> None:
         """Only the first sighting of a key counts, whichever replica sees the repeat."""
         a, b = ledgers
-        qa, qb = JobQueue(clients[0], consumer="a"), JobQueue(clients[1], consumer="b")
+        qa, qb = (
+            JobQueue(clients[0], consumer="a", claim_idle_ms=CLAIM_IDLE_MS),
+            JobQueue(clients[1], consumer="b", claim_idle_ms=CLAIM_IDLE_MS),
+        )
         assert await accepted(a, qa, "am|group|firing|fp1@t0")
         assert not await accepted(a, qa, "am|group|firing|fp1@t0")
         assert not await accepted(b, qb, "am|group|firing|fp1@t0")
@@ -86,7 +98,7 @@ class TestDedupWindow:
     async def test_window_expires(self, clients: tuple[aioredis.Redis, aioredis.Redis]) -> None:
         """After `dedup_ttl_s` the same key is new again."""
         ledger = Ledger(clients[0], dedup_ttl_s=0.1)
-        queue = JobQueue(clients[0], consumer="a")
+        queue = JobQueue(clients[0], consumer="a", claim_idle_ms=CLAIM_IDLE_MS)
         assert await accepted(ledger, queue, "pd|webhook-1")
         await asyncio.sleep(0.2)
         assert await accepted(ledger, queue, "pd|webhook-1")
@@ -95,7 +107,9 @@ class TestDedupWindow:
         self, clients: tuple[aioredis.Redis, aioredis.Redis], ledgers: tuple[Ledger, Ledger]
     ) -> None:
         """By default a key is remembered longer than Alertmanager's 4 h repeat_interval."""
-        await accepted(ledgers[0], JobQueue(clients[0], consumer="a"), "am|long")
+        await accepted(
+            ledgers[0], JobQueue(clients[0], consumer="a", claim_idle_ms=CLAIM_IDLE_MS), "am|long"
+        )
         key = "rbe:seen:" + hashlib.sha256(b"am|long").hexdigest()
         assert 4 * 3600 < await clients[0].ttl(key) <= 6 * 3600
 
@@ -108,7 +122,7 @@ class TestClaimRace:
             keys = [f"round-{round_}-group-{n}" for n in range(50)]
             results = await asyncio.gather(
                 *(
-                    ledger.claim_post(key, owner)
+                    ledger.claim_post(key, owner, LEASE_S)
                     for key in keys
                     for ledger, owner in ((a, "replica-a"), (b, "replica-b"))
                 )
@@ -123,8 +137,8 @@ class TestClaimRace:
     async def test_own_live_lease_is_in_flight(self, ledgers: tuple[Ledger, Ledger]) -> None:
         """A second claim under the same owner id waits too: a restarted process may reuse it."""
         a, _ = ledgers
-        assert await a.claim_post("g", "worker-1") == Claimed()
-        result = await a.claim_post("g", "worker-1")
+        assert await a.claim_post("g", "worker-1", LEASE_S) == Claimed()
+        result = await a.claim_post("g", "worker-1", LEASE_S)
         assert isinstance(result, InFlight)
         assert result.owner == "worker-1"
         assert result.age_s >= 0
@@ -135,7 +149,7 @@ class TestPosted:
         """Once the ts is stored, every later claim gets the stored message back, and the
         record holds the message and its arrival time from the same atomic write."""
         a, b = ledgers
-        await a.claim_post("g", "worker-a")
+        await a.claim_post("g", "worker-a", LEASE_S)
         assert await a.record_post(
             "g",
             "worker-a",
@@ -148,8 +162,8 @@ class TestPosted:
         )
 
         expected = AlreadyPosted("C1", "1700000000.000100", ("fp1", "fp2"), "firing")
-        assert await b.claim_post("g", "worker-b") == expected
-        assert await a.claim_post("g", "worker-a") == expected
+        assert await b.claim_post("g", "worker-b", LEASE_S) == expected
+        assert await a.claim_post("g", "worker-a", LEASE_S) == expected
         assert await b.get_post("g") == PostRecord(
             group_key="g",
             owner="worker-a",
@@ -164,13 +178,13 @@ class TestPosted:
     async def test_update_post(self, ledgers: tuple[Ledger, Ledger]) -> None:
         """An update stores what the edited message now shows and keeps channel and ts."""
         a, b = ledgers
-        await a.claim_post("g", "worker-a")
+        await a.claim_post("g", "worker-a", LEASE_S)
         await record(a, "g", "worker-a", ts="1.1", fingerprints=["fp1"])
 
         assert await b.update_post("g", fingerprints=["fp3", "fp1"])
         assert await b.update_post("g", status="resolved")
 
-        assert await a.claim_post("g", "worker-a") == AlreadyPosted(
+        assert await a.claim_post("g", "worker-a", LEASE_S) == AlreadyPosted(
             "C1", "1.1", ("fp1", "fp3"), "resolved"
         )
 
@@ -178,7 +192,7 @@ class TestPosted:
         """Updating a group that was never posted, or is only claimed, changes nothing."""
         a, _ = ledgers
         assert not await a.update_post("never", status="resolved")
-        await a.claim_post("claimed", "worker-a")
+        await a.claim_post("claimed", "worker-a", LEASE_S)
         assert not await a.update_post("claimed", status="resolved")
         assert await a.get_post("claimed") is None
 
@@ -187,7 +201,7 @@ class TestPosted:
     ) -> None:
         """Claims and posts both carry the post TTL, so records never pile up."""
         a, _ = ledgers
-        await a.claim_post("g", "worker-a")
+        await a.claim_post("g", "worker-a", LEASE_S)
         assert 0 < await clients[0].ttl(post_key("g")) <= a.post_ttl_s
         await record(a, "g", "worker-a", ts="1.1")
         assert 0 < await clients[0].ttl(post_key("g")) <= a.post_ttl_s
@@ -200,17 +214,17 @@ class TestCrashWindow:
         assert await a.claim_post("g", "dead-worker", lease_s=0.05) == Claimed()
         await asyncio.sleep(0.1)
 
-        assert await b.claim_post("g", "worker-b") == Claimed(
+        assert await b.claim_post("g", "worker-b", LEASE_S) == Claimed(
             takeover=True, previous_owner="dead-worker"
         )
-        assert isinstance(await a.claim_post("g", "worker-c"), InFlight)
+        assert isinstance(await a.claim_post("g", "worker-c", LEASE_S), InFlight)
 
     async def test_late_owner_cannot_record(self, ledgers: tuple[Ledger, Ledger]) -> None:
         """After a takeover the old owner's record is refused and the new owner's post stays."""
         a, b = ledgers
         await a.claim_post("g", "slow-worker", lease_s=0.05)
         await asyncio.sleep(0.1)
-        await b.claim_post("g", "worker-b")
+        await b.claim_post("g", "worker-b", LEASE_S)
         assert await record(b, "g", "worker-b", ts="2.2", fingerprints=["fp"])
 
         assert not await record(a, "g", "slow-worker", ts="3.3", fingerprints=["fp"])
@@ -221,7 +235,7 @@ class TestCrashWindow:
     async def test_record_refuses_non_owner(self, ledgers: tuple[Ledger, Ledger]) -> None:
         """Only the worker holding the claim can store the post."""
         a, b = ledgers
-        await a.claim_post("g", "worker-a")
+        await a.claim_post("g", "worker-a", LEASE_S)
 
         assert not await record(b, "g", "worker-b", ts="1.1")
         assert await b.get_post("g") is None
@@ -231,7 +245,9 @@ class TestCrashWindow:
         """A post whose claim is gone (Redis lost it) is still stored, so it can be updated."""
         a, _ = ledgers
         assert await record(a, "g", "worker-a", ts="1.1", fingerprints=["fp"])
-        assert await a.claim_post("g", "worker-b") == AlreadyPosted("C1", "1.1", ("fp",), "firing")
+        assert await a.claim_post("g", "worker-b", LEASE_S) == AlreadyPosted(
+            "C1", "1.1", ("fp",), "firing"
+        )
 
 
 class TestResolveHold:
@@ -255,39 +271,39 @@ class TestResolveHold:
 
     async def test_only_the_holder_releases(self, ledgers: tuple[Ledger, Ledger]) -> None:
         a, b = ledgers
-        assert await a.hold_resolve("g", "worker-a") is None
+        assert await a.hold_resolve("g", "worker-a", LEASE_S) is None
         assert not await b.release_resolve("g", "worker-b")
-        assert await b.hold_resolve("g", "worker-b") is not None
+        assert await b.hold_resolve("g", "worker-b", LEASE_S) is not None
         assert await a.release_resolve("g", "worker-a")
-        assert await b.hold_resolve("g", "worker-b") is None
+        assert await b.hold_resolve("g", "worker-b", LEASE_S) is None
 
     async def test_a_crashed_holders_hold_runs_out(self, ledgers: tuple[Ledger, Ledger]) -> None:
         """Nobody releases a hold whose worker died; its lease ends it."""
         a, b = ledgers
         assert await a.hold_resolve("g", "dead:1", lease_s=0.2) is None
         await asyncio.sleep(0.3)
-        assert await b.hold_resolve("g", "worker-b") is None
+        assert await b.hold_resolve("g", "worker-b", LEASE_S) is None
 
 
 class TestRelease:
     async def test_release_lets_a_retry_claim(self, ledgers: tuple[Ledger, Ledger]) -> None:
         """After a failed post the owner releases, and the next claim is a fresh one."""
         a, b = ledgers
-        await a.claim_post("g", "worker-a")
+        await a.claim_post("g", "worker-a", LEASE_S)
 
         assert not await b.release_claim("g", "worker-b")
-        assert isinstance(await b.claim_post("g", "worker-b"), InFlight)
+        assert isinstance(await b.claim_post("g", "worker-b", LEASE_S), InFlight)
         assert await a.release_claim("g", "worker-a")
-        assert await b.claim_post("g", "worker-b") == Claimed()
+        assert await b.claim_post("g", "worker-b", LEASE_S) == Claimed()
 
     async def test_posted_record_is_not_released(self, ledgers: tuple[Ledger, Ledger]) -> None:
         """Releasing after the ts is stored keeps the post, so nobody posts it again."""
         a, _ = ledgers
-        await a.claim_post("g", "worker-a")
+        await a.claim_post("g", "worker-a", LEASE_S)
         await record(a, "g", "worker-a", ts="1.1")
 
         assert not await a.release_claim("g", "worker-a")
-        assert isinstance(await a.claim_post("g", "worker-a"), AlreadyPosted)
+        assert isinstance(await a.claim_post("g", "worker-a", LEASE_S), AlreadyPosted)
 
 
 class TestOwedPosts:
@@ -297,12 +313,14 @@ class TestOwedPosts:
         """A post that failed but is owed keeps the group "pending"; the retry claims it,
         asked to look for the marker only when Slack may have stored the message."""
         a, b = ledgers
-        assert isinstance(await a.claim_post("g", "w1"), Claimed)
+        assert isinstance(await a.claim_post("g", "w1", LEASE_S), Claimed)
         assert await a.release_claim("g", "w1", owed=True, check_marker=False)
         assert await a.state("g") == "pending"
-        assert await b.claim_post("g", "w2") == Claimed(takeover=False, previous_owner=None)
+        assert await b.claim_post("g", "w2", LEASE_S) == Claimed(
+            takeover=False, previous_owner=None
+        )
         assert await b.release_claim("g", "w2", owed=True, check_marker=True)
-        claim = await a.claim_post("g", "w1")
+        claim = await a.claim_post("g", "w1", LEASE_S)
         assert isinstance(claim, Claimed) and claim.takeover
 
     async def test_release_without_debt_forgets_the_group(
@@ -310,18 +328,18 @@ class TestOwedPosts:
     ) -> None:
         """A permanent failure releases the claim for good."""
         a, _ = ledgers
-        await a.claim_post("g", "w1")
+        await a.claim_post("g", "w1", LEASE_S)
         assert await a.release_claim("g", "w1")
         assert await a.state("g") is None
 
     async def test_abandon_only_drops_pending(self, ledgers: tuple[Ledger, Ledger]) -> None:
         """Dead-lettering a firing job frees its pending group, never a posted one."""
         a, _ = ledgers
-        await a.claim_post("g", "w1")
+        await a.claim_post("g", "w1", LEASE_S)
         await a.release_claim("g", "w1", owed=True)
         assert await a.abandon("g")
         assert await a.state("g") is None
-        await a.claim_post("p", "w1")
+        await a.claim_post("p", "w1", LEASE_S)
         await record(a, "p", "w1", ts="1.0", fingerprints=["f"], channel="C")
         assert not await a.abandon("p")
         assert await a.state("p") == "posted"

@@ -47,8 +47,10 @@ async def dead_entries(client: aioredis.Redis) -> list[tuple[bytes, dict[bytes, 
     return cast(list[tuple[bytes, dict[bytes, bytes]]], await client.xrange("rbe:dead"))
 
 
-async def make_queue(client: aioredis.Redis, consumer: str = "host-0", **kwargs: Any) -> JobQueue:
-    queue = JobQueue(client, consumer=consumer, **kwargs)
+async def make_queue(
+    client: aioredis.Redis, consumer: str = "host-0", *, claim_idle_ms: int = 60_000, **kwargs: Any
+) -> JobQueue:
+    queue = JobQueue(client, consumer=consumer, claim_idle_ms=claim_idle_ms, **kwargs)
     await queue.ensure_group()
     return queue
 
@@ -181,7 +183,7 @@ class TestRoundtrip:
         """A client that decodes replies to str would corrupt bodies, so it is refused."""
         decoding = aioredis.Redis.from_url(redis_url, decode_responses=True)
         with pytest.raises(ValueError, match="decode_responses=False"):
-            JobQueue(decoding, consumer="host-0")
+            JobQueue(decoding, consumer="host-0", claim_idle_ms=60_000)
         await decoding.aclose()
 
     async def test_ack_needs_an_entry_id(self, client: aioredis.Redis) -> None:

@@ -20,7 +20,7 @@ from enricher.index.embedding import Embedder
 from enricher.search.decide import Candidate, Ranking, SearchConfig, decide, leads, sole_quoters
 from enricher.search.searcher import QUOTE_SCAN_LIMIT, Searcher
 from enricher.settings import Settings
-from quality.metrics import Case, parse_case
+from quality.cases import Case, parse_case
 from tests.conftest import REPO
 
 DEFAULT_CONFIG = SearchConfig.from_settings(Settings())
