@@ -10,6 +10,16 @@ Tier = Literal["alert_name+service", "alert_name", "service", "global"]
 
 
 @dataclass(frozen=True)
+class Section:
+    """Another section of a matched runbook, shown beside the best-matching one."""
+
+    #: Heading path, "Mitigation › Scale up".
+    section: str
+    anchor: str
+    text: str
+
+
+@dataclass(frozen=True)
 class Match:
     doc_id: str
     title: str
@@ -27,6 +37,9 @@ class Match:
     anchor: str = ""
     #: Metrics of the alert's rule that this runbook alone quotes (enricher.search.searcher).
     quoted_metrics: tuple[str, ...] = ()
+    #: The runbook's first actionable section (diagnosis, mitigation, steps...) when the best
+    #: match is not already one: what on-call needs first. None when there is none.
+    steps: Section | None = None
 
 
 @dataclass(frozen=True)
