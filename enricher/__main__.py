@@ -23,13 +23,14 @@ def _exit_after_drain(signum: int, frame: FrameType | None) -> None:
 
 
 def main() -> int:
-    settings = load_settings()
-    logs.configure(json=True, level=settings.log_level)
+    logs.configure(json=True)
     try:
+        settings = load_settings()
+        logs.configure(json=True, level=settings.log_level)
         services = Services.build(settings)
     except ConfigError as exc:
         log.error("startup.config_error", error=str(exc))
-        print(f"enricher: cannot start: {exc}", file=sys.stderr)
+        print(f"enricher: cannot start: {exc}", file=sys.stderr, flush=True)
         return 2
     # uvicorn drains on SIGTERM, then re-raises the signal to the previous handler; exit 0
     # there, so a deliberate stop reads as success to systemd and Kubernetes.
@@ -41,7 +42,14 @@ def main() -> int:
         host=settings.host,
         port=settings.port,
         log_level=settings.log_level.lower(),
+        log_config=None,  # uvicorn's lines go through enricher.logs as JSON
         access_log=False,
+        # Outlast the senders' idle connections (settings.keep_alive_s).
+        timeout_keep_alive=int(settings.keep_alive_s),
+        http="h11",
+        # Headers are read up to this size, so a large one gets the app's 431 (enricher.app)
+        # rather than h11's 400 and a connection reset while the client is still sending.
+        h11_max_incomplete_event_size=settings.max_body_bytes,
         timeout_graceful_shutdown=15,
     )
     return 0

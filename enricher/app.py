@@ -1,7 +1,16 @@
 """The HTTP edge: authenticate, validate, enqueue, answer. No search or Slack call happens here.
 
 A webhook is answered as soon as its job is durable (202), so both senders get their 2xx well
-inside their timeouts, and the work happens in the workers (enricher/worker.py).
+inside their timeouts, and the work happens in the workers (enricher.pipeline.pool).
+
+Size. A PagerDuty body (one event) is read whole, up to `MAX_BODY_BYTES`. An Alertmanager
+group has no size bound, and a 413 would lose its page for good, so once the request has
+passed auth its body is read as it streams in (`GroupReader`): at most
+`ALERTMANAGER_MAX_BODY_BYTES` in all, holding no more than one alert or field
+(`MAX_BODY_BYTES`) at a time, the first alerts kept and the rest counted.
+
+Every refusal is logged at warning with who sent it and counted by reason
+(`rbe_webhooks_rejected_total`), so a sender whose pages are refused is seen.
 """
 
 from __future__ import annotations
@@ -11,27 +20,32 @@ from contextlib import asynccontextmanager
 
 import structlog
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from enricher.errors import BadRequest, PayloadTooLarge
+from enricher.metrics import Metrics
 from enricher.pipeline.queue import new_job
 from enricher.service import Services
-from enricher.sources import Ignored, Parsed, parse
-from enricher.sources.alertmanager import check_alertmanager_auth
+from enricher.sources import Ignored, Parsed, from_group, parse, refuse_replay
+from enricher.sources.alertmanager import GroupReader, check_alertmanager_auth
 from enricher.sources.pagerduty import verify_signature
 
 log = structlog.get_logger(__name__)
 
 Handler = Callable[[Request], Awaitable[Response]]
+def _check_declared(request: Request, limit: int) -> None:
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise PayloadTooLarge(f"body over {limit} bytes")
 
 
 async def read_capped(request: Request, limit: int) -> bytes:
     """The raw body, refusing more than `limit` bytes without reading them all."""
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise PayloadTooLarge(f"body over {limit} bytes")
+    _check_declared(request, limit)
     chunks: list[bytes] = []
     size = 0
     async for chunk in request.stream():
@@ -40,6 +54,69 @@ async def read_capped(request: Request, limit: int) -> bytes:
             raise PayloadTooLarge(f"body over {limit} bytes")
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+async def read_group(request: Request, *, limit: int, value_limit: int) -> Parsed:
+    """An Alertmanager body read as it arrives, in bounded memory (module docstring)."""
+    _check_declared(request, limit)
+    reader = GroupReader(max_value_chars=value_limit)
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise PayloadTooLarge(
+                f"body over {limit} bytes: set max_alerts in the webhook config "
+                "or raise ALERTMANAGER_MAX_BODY_BYTES"
+            )
+        reader.feed(chunk)
+    return from_group(reader.close())
+
+
+def _sender(request: Request) -> dict[str, str | None]:
+    """Who sent a request, for the log line of a refusal."""
+    agent = request.headers.get("user-agent")
+    return {
+        "client": request.client.host if request.client else None,
+        "user_agent": agent,
+    }
+
+
+class HeaderCap:
+    """ASGI middleware: 431 for requests whose headers exceed `limit` bytes in all.
+
+    uvicorn reads headers up to MAX_BODY_BYTES (enricher.__main__), so a client sending
+    140 kB of headers gets this answer, counted and logged like any refusal, instead of a
+    connection reset mid-send.
+    """
+
+    def __init__(self, app: ASGIApp, *, limit: int, metrics: Metrics) -> None:
+        self.app = app
+        self.limit = limit
+        self.metrics = metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            size = sum(len(name) + len(value) + 4 for name, value in scope["headers"])
+            if size > self.limit:
+                last = str(scope.get("path", "")).rpartition("/")[2]
+                source = last if last in ("alertmanager", "pagerduty") else "other"
+                self.metrics.rejected.labels(source, "HeadersTooLarge").inc()
+                client = scope.get("client")
+                log.warning(
+                    "webhook.rejected",
+                    source=source,
+                    status=431,
+                    reason=f"request headers over {self.limit} bytes",
+                    client=client[0] if client else None,
+                )
+                response = JSONResponse(
+                    {"error": f"request headers over {self.limit} bytes"},
+                    status_code=431,
+                    headers={"connection": "close"},
+                )
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
 
 
 def create_app(services: Services) -> Starlette:
@@ -55,20 +132,26 @@ def create_app(services: Services) -> Starlette:
                 return await handler(request)
             except BadRequest as exc:
                 metrics.rejected.labels(source, type(exc).__name__).inc()
-                log.info(
+                log.warning(
                     "webhook.rejected",
                     source=source,
                     status=exc.status,
                     reason=exc.reason,
-                    client=request.client.host if request.client else None,
+                    **_sender(request),
                 )
                 return JSONResponse({"error": exc.reason}, status_code=exc.status)
 
         return endpoint
 
-    async def accept(parsed: Parsed | Ignored) -> Response:
+    async def accept(parsed: Parsed | Ignored, request: Request) -> Response:
         if isinstance(parsed, Ignored):
-            log.info("webhook.ignored", source="pagerduty", event_type=parsed.event_type)
+            metrics.ignored.labels("pagerduty", parsed.reason).inc()
+            event = "webhook.ignored"
+            fields = {"source": "pagerduty", "event_type": parsed.event_type}
+            if parsed.reason.startswith("older"):
+                log.warning(event, **fields, reason=parsed.reason, **_sender(request))
+            else:
+                log.info(event, **fields, reason=parsed.reason)
             return JSONResponse({"status": "ignored"}, status_code=202)
         job = new_job(parsed)
         outcome = await services.accept(job)
@@ -80,6 +163,7 @@ def create_app(services: Services) -> Starlette:
             outcome=outcome,
             group=job.group_key,
             status=job.status,
+            alerts=job.alert.alert_count,
         )
         return JSONResponse({"status": outcome}, status_code=202)
 
@@ -90,8 +174,12 @@ def create_app(services: Services) -> Starlette:
                 bearer_tokens=settings.alertmanager_bearer_tokens,
                 basic_users=settings.basic_users,
             )
-        body = await read_capped(request, settings.max_body_bytes)
-        return await accept(parse("alertmanager", body))
+        parsed = await read_group(
+            request,
+            limit=settings.alertmanager_max_body_bytes,
+            value_limit=settings.max_body_bytes,
+        )
+        return await accept(parsed, request)
 
     async def pagerduty(request: Request) -> Response:
         body = await read_capped(request, settings.max_body_bytes)
@@ -101,7 +189,7 @@ def create_app(services: Services) -> Starlette:
                 request.headers.get("x-pagerduty-signature"),
                 settings.pagerduty_signing_secrets,
             )
-        return await accept(parse("pagerduty", body))
+        return await accept(refuse_replay(parse("pagerduty", body)), request)
 
     async def healthz(request: Request) -> Response:
         return JSONResponse({"status": "ok"})
@@ -124,6 +212,7 @@ def create_app(services: Services) -> Starlette:
             await services.stop()
 
     return Starlette(
+        middleware=[Middleware(HeaderCap, limit=settings.max_header_bytes, metrics=metrics)],
         routes=[
             Route("/webhook/alertmanager", guarded("alertmanager", alertmanager), methods=["POST"]),
             Route("/webhook/pagerduty", guarded("pagerduty", pagerduty), methods=["POST"]),

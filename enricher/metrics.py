@@ -19,6 +19,12 @@ class Metrics:
             ["source", "reason"],
             registry=r,
         )
+        self.ignored = Counter(
+            "rbe_webhooks_ignored",
+            "Valid webhooks acknowledged without a page (2xx)",
+            ["source", "reason"],
+            registry=r,
+        )
         self.deduplicated = Counter(
             "rbe_webhooks_deduplicated", "Deliveries dropped as repeats", ["source"], registry=r
         )

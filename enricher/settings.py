@@ -9,8 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from enricher.errors import ConfigError
 
 CommaList = Annotated[tuple[str, ...], NoDecode]
 
@@ -52,7 +54,18 @@ class Settings(BaseSettings):
     host: str = "127.0.0.1"
     port: int = 8080
     log_level: str = "INFO"
+    #: Largest body read whole (PagerDuty), and largest single alert or field of an
+    #: Alertmanager body.
     max_body_bytes: int = Field(default=1024 * 1024, ge=1024)
+    #: Largest Alertmanager body in all, streamed after auth (enricher.app); about 55,000
+    #: alerts. Memory does not grow with it.
+    alertmanager_max_body_bytes: int = Field(default=32 * 1024 * 1024, ge=1024)
+    #: Request headers larger than this in all get 431 (read up to MAX_BODY_BYTES first, so
+    #: the client hears the answer instead of a connection reset).
+    max_header_bytes: int = Field(default=32 * 1024, ge=1024)
+    #: Idle keep-alive connections are kept this long. Alertmanager's HTTP client keeps
+    #: them 5 minutes and reuses them; closing first makes it log "Notify attempt failed".
+    keep_alive_s: float = Field(default=330.0, gt=0)
     #: Accepted `Authorization: Bearer` tokens for /webhook/alertmanager (comma separated).
     alertmanager_bearer_tokens: CommaList = ()
     #: Accepted basic-auth credentials, `user:password` pairs, comma separated.
@@ -122,7 +135,21 @@ class Settings(BaseSettings):
 
 
 def load_settings() -> Settings:
-    return Settings()
+    """Settings from the environment; ConfigError naming each bad variable and what it needs."""
+    try:
+        return Settings()
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors(include_url=False):
+            name = str(error["loc"][0]).upper() if error["loc"] else "settings"
+            value = error.get("input")
+            secret = any(word in name for word in ("SECRET", "TOKEN", "AUTH", "KEY", "URL"))
+            shown = "" if secret else f"={value!r}"
+            problems.append(f"{name}{shown[:60]}: {error['msg'].lower()}")
+        raise ConfigError(
+            "bad setting in the environment: " + "; ".join(problems)
+            + " (see the settings table in README.md)"
+        ) from None
 
 
 __all__ = ["CommaList", "Settings", "load_settings", "split_commas"]

@@ -53,9 +53,9 @@ def main(argv: list[str] | None = None) -> int:
         "--no-prune", action="store_true", help="keep chunks of deleted or shrunk documents"
     )
     args = parser.parse_args(argv)
-    settings = load_settings()
     logs.configure(json=False)
     try:
+        settings = load_settings()
         embedder = Embedder(settings)
         client = schema.open_client(settings)
     except ConfigError as exc:

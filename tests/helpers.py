@@ -7,6 +7,7 @@ import hashlib
 import hmac
 import json
 import shutil
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -106,7 +107,8 @@ def pd_body(
             "id": event_id,
             "event_type": event_type,
             "resource_type": "incident",
-            "occurred_at": "2026-11-28T03:14:00Z",
+            # Recent: an event older than PagerDuty's 48 h of retries is refused as a replay.
+            "occurred_at": (datetime.now(UTC) - timedelta(minutes=1)).isoformat(),
             "agent": None,
             "client": None,
             "data": {

@@ -2,8 +2,16 @@
 
 PagerDuty disables a subscription after three dropped (4xx) deliveries in a row, so the
 models are lenient: unknown fields are ignored everywhere, only the event envelope and an
-incident's id are required, and `event.data` is parsed by its documented `type`
-(`incident`, `incident_note`); any other shape is kept as plain JSON and left alone.
+incident's id are required, `null` or a scalar where text belongs is read as text, a
+reference sent as a bare string (`"service": "Checkout API"`) is its summary, and
+`event.data` is parsed by its documented `type` (`incident`, `incident_note`); any other
+shape is kept as plain JSON and left alone.
+
+Replays. PagerDuty retries a delivery for up to `RETRY_HORIZON_S` (48 h), and the event id
+is remembered at least that long (`enricher.pipeline.ledger`). A validly signed event that
+`occurred_at` longer ago than that is no delivery PagerDuty would make: intake acknowledges
+and ignores it (`enricher.sources.refuse_replay`), so a captured trigger cannot re-open an
+incident.
 """
 
 from __future__ import annotations
@@ -13,13 +21,11 @@ import hmac
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Annotated, Any
 
 from pydantic import (
-    AfterValidator,
-    AwareDatetime,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Discriminator,
     Field,
@@ -30,9 +36,10 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from enricher.alert import Alert, Status, in_utc
+from enricher.alert import Alert, Status
 from enricher.errors import Forbidden, MalformedPayload, Unauthorized
 from enricher.sources.alertmanager import SEVERITY_ORDER
+from enricher.sources.lenient import OptionalText, Text, Timestamp
 
 RELEVANT_EVENTS = frozenset(
     {
@@ -44,14 +51,12 @@ RELEVANT_EVENTS = frozenset(
     }
 )
 URGENCY_SEVERITY = {"high": "critical", "low": "warning"}
+#: How long PagerDuty keeps retrying a delivery: older events are replays.
+RETRY_HORIZON_S = 48 * 3600
 
 
-def _utc_or_none(value: datetime | None) -> datetime | None:
-    """`created_at` is informational: one that cannot be expressed in UTC is dropped."""
-    try:
-        return None if value is None else in_utc(value)
-    except ValueError:
-        return None
+def _whole_number(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 class _Model(BaseModel):
@@ -61,29 +66,46 @@ class _Model(BaseModel):
 class Reference(_Model):
     """PagerDuty's `*_reference` objects (service, priority, agent, incident)."""
 
-    id: str | None = None
-    summary: str | None = None
-    html_url: str | None = None
+    id: OptionalText = None
+    summary: OptionalText = None
+    html_url: OptionalText = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare_string_is_the_summary(cls, value: Any) -> Any:
+        return {"summary": value} if isinstance(value, str) else value
+
+
+def _object_or_none(value: Any) -> Any:
+    return value if isinstance(value, dict) else None
+
+
+def _reference(value: Any) -> Any:
+    """A reference that is neither an object nor a string is no reference."""
+    return value if isinstance(value, dict | str) else None
+
+
+OptionalReference = Annotated[Reference | None, BeforeValidator(_reference)]
 
 
 class Incident(_Model):
     id: str
-    title: str = ""
-    service: Reference | None = None
-    urgency: str | None = None
-    priority: Reference | None = None
-    incident_key: str | None = None
-    html_url: str | None = None
-    number: int | None = None
-    status: str | None = None
-    created_at: Annotated[AwareDatetime | None, AfterValidator(_utc_or_none)] = None
+    title: Text = ""
+    service: OptionalReference = None
+    urgency: OptionalText = None
+    priority: OptionalReference = None
+    incident_key: OptionalText = None
+    html_url: OptionalText = None
+    number: Annotated[int | None, BeforeValidator(_whole_number)] = None
+    status: OptionalText = None
+    created_at: Timestamp = None
 
 
 class IncidentNote(_Model):
     """`data` of `incident.annotated`: the note, and a reference to its incident."""
 
-    id: str | None = None
-    content: str = ""
+    id: OptionalText = None
+    content: Text = ""
     incident: Reference
 
 
@@ -104,11 +126,11 @@ EventData = Annotated[
 class Event(_Model):
     #: The idempotency key of the delivery (enricher.app): it must be there, and bounded.
     id: Annotated[str, Field(min_length=1, max_length=256, pattern=r"\S")]
-    event_type: str
-    resource_type: str
-    occurred_at: AwareDatetime | None = None
-    agent: Reference | None = None
-    client: dict[str, JsonValue] | None = None
+    event_type: Text
+    resource_type: Text
+    occurred_at: Timestamp = None
+    agent: OptionalReference = None
+    client: Annotated[dict[str, JsonValue] | None, BeforeValidator(_object_or_none)] = None
     data: EventData = None
 
     @model_validator(mode="before")
@@ -288,6 +310,7 @@ def normalize_incident(webhook: PagerDutyWebhook) -> Alert | None:
 
 __all__ = [
     "RELEVANT_EVENTS",
+    "RETRY_HORIZON_S",
     "URGENCY_SEVERITY",
     "Event",
     "Incident",
