@@ -15,7 +15,9 @@ Bodies may be JSON or form-encoded (JSON-valued fields such as `blocks` and
 Faithful where tests could otherwise pass against the fake and fail against Slack:
 - a missing token is `not_authed`; a wrong one (when `token=` is set) `invalid_auth`;
 - 429 carries `Retry-After` and `{"ok": false, "error": "ratelimited"}`;
-- blocks are checked against Block Kit limits (`invalid_blocks`, `msg_blocks_too_long`);
+- blocks are checked against Block Kit limits (`invalid_blocks`, `msg_blocks_too_long`),
+  those inside attachments too, counted with the top-level ones; attachments must be a
+  list of at most 20 objects (`invalid_attachments`, `too_many_attachments`);
 - history omits thread replies and returns `metadata` only with `include_all_metadata`;
 - channels are echoed as given (real Slack answers with the channel id).
 
@@ -113,6 +115,23 @@ def _blocks_error(blocks: Any) -> str | None:
     if len(json.dumps(blocks, ensure_ascii=False)) > 13_000:
         return "msg_blocks_too_long"
     return None
+
+
+def _attachments_error(body: dict[str, Any]) -> str | None:
+    """Attachments as Slack takes them: objects with a `blocks` list (or legacy text), their
+    blocks within the same limits as the message's, counted together with them."""
+    attachments = body.get("attachments")
+    if attachments is None:
+        return None
+    if not isinstance(attachments, list) or not all(isinstance(a, dict) for a in attachments):
+        return "invalid_attachments"
+    if len(attachments) > 20:
+        return "too_many_attachments"
+    inner = [b for a in attachments for b in a.get("blocks") or []]
+    if not all(isinstance(a.get("blocks", []), list) for a in attachments):
+        return "invalid_attachments"
+    top = body.get("blocks") or []
+    return _blocks_error(list(top) + inner) if isinstance(top, list) else None
 
 
 class FakeSlack:
@@ -336,8 +355,10 @@ class FakeSlack:
         if len(str(body.get("text", ""))) > 40_000:
             return "msg_too_long"
         if self.validate_blocks and "blocks" in body:
-            return _blocks_error(body["blocks"])
-        return None
+            problem = _blocks_error(body["blocks"])
+            if problem:
+                return problem
+        return _attachments_error(body) if self.validate_blocks else None
 
     def _auth_test(self, body: dict[str, Any]) -> _Reply:
         return _Reply(
@@ -455,9 +476,9 @@ class FakeSlack:
     def _webhook(self, body: dict[str, Any]) -> _Reply:
         if not (body.get("text") or body.get("blocks") or body.get("attachments")):
             return _Reply(400, "no_text")
-        if self.validate_blocks and "blocks" in body:
-            problem = _blocks_error(body["blocks"])
-            if problem:
+        if self.validate_blocks:
+            problem = _blocks_error(body["blocks"]) if "blocks" in body else None
+            if problem or _attachments_error(body):
                 return _Reply(400, "invalid_blocks")
         return _Reply(200, "ok")
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, TextIO
@@ -72,7 +73,9 @@ class Delivery(Protocol):
 
     async def update(self, ref: PostRef, message: SlackMessage) -> None: ...
 
-    async def reply(self, ref: PostRef, text: str, marker: str) -> None: ...
+    async def reply(
+        self, ref: PostRef, text: str, marker: str, *, broadcast: bool = False
+    ) -> None: ...
 
     async def find_marker(
         self, channel: str, marker: str, since: float | None
@@ -111,6 +114,7 @@ class BotDelivery:
                 channel=channel,
                 text=message.text,
                 blocks=message.blocks,
+                attachments=message.attachments or None,
                 unfurl_links=False,
                 unfurl_media=False,
                 metadata={"event_type": MARKER_EVENT, "event_payload": {"key": marker}},
@@ -121,18 +125,29 @@ class BotDelivery:
 
     async def update(self, ref: PostRef, message: SlackMessage) -> None:
         try:
+            # An empty list (not None) clears attachments a resolve or edit no longer has.
             await self._client.chat_update(
-                channel=ref.channel, ts=ref.ts, text=message.text, blocks=message.blocks
+                channel=ref.channel,
+                ts=ref.ts,
+                text=message.text,
+                blocks=message.blocks,
+                attachments=message.attachments,
             )
         except _TRANSPORT_ERRORS as exc:
             raise _failure(exc) from exc
 
-    async def reply(self, ref: PostRef, text: str, marker: str) -> None:
+    async def reply(
+        self, ref: PostRef, text: str, marker: str, *, broadcast: bool = False
+    ) -> None:
+        """A thread reply; `broadcast` also shows it in the channel (reply_broadcast), which
+        notifies the channel's watchers as a new message would."""
         try:
             await self._client.chat_postMessage(
                 channel=ref.channel,
                 thread_ts=ref.ts,
                 text=text,
+                reply_broadcast=broadcast,
+                unfurl_links=False,
                 metadata={"event_type": MARKER_EVENT, "event_payload": {"key": marker}},
             )
         except _TRANSPORT_ERRORS as exc:
@@ -220,7 +235,9 @@ class WebhookDelivery:
     async def update(self, ref: PostRef, message: SlackMessage) -> None:
         await self.post(ref.channel, message, "")
 
-    async def reply(self, ref: PostRef, text: str, marker: str) -> None:
+    async def reply(
+        self, ref: PostRef, text: str, marker: str, *, broadcast: bool = False
+    ) -> None:
         return None
 
     async def find_marker(self, channel: str, marker: str, since: float | None) -> PostRef | None:
@@ -234,17 +251,22 @@ class WebhookDelivery:
 
 
 class ConsoleDelivery:
-    """No Slack configured: print what would be posted, one JSON document per message."""
+    """No Slack configured: print what would be posted, one JSON document per message.
+
+    Message ids carry the process start time (`console.<epoch ms>.<n>`), so an update after a
+    restart names the message it edits, not one of another process with the same counter.
+    """
 
     can_update = True
 
     def __init__(self, out: TextIO | None = None) -> None:
         self._out = out or sys.stdout
         self._count = 0
+        self._started = time.time_ns() // 1_000_000
 
     def _emit(self, kind: str, channel: str, body: dict[str, Any]) -> str:
         self._count += 1
-        ts = f"console.{self._count:06d}"
+        ts = f"console.{self._started}.{self._count:06d}"
         doc = {"slack": kind, "channel": channel, "ts": ts, **body}
         self._out.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
         self._out.flush()
@@ -256,8 +278,11 @@ class ConsoleDelivery:
     async def update(self, ref: PostRef, message: SlackMessage) -> None:
         self._emit("chat.update", ref.channel, {"update_ts": ref.ts, **message.to_kwargs()})
 
-    async def reply(self, ref: PostRef, text: str, marker: str) -> None:
-        self._emit("chat.postMessage (thread)", ref.channel, {"thread_ts": ref.ts, "text": text})
+    async def reply(
+        self, ref: PostRef, text: str, marker: str, *, broadcast: bool = False
+    ) -> None:
+        body = {"thread_ts": ref.ts, "text": text, "reply_broadcast": broadcast}
+        self._emit("chat.postMessage (thread)", ref.channel, body)
 
     async def find_marker(self, channel: str, marker: str, since: float | None) -> PostRef | None:
         return None

@@ -75,7 +75,9 @@ class Poster:
         rather than sending the job back to the queue."""
         return await _quickly(self._lookup_marker, channel, mark, since)
 
-    async def reply_once(self, ref: PostRef, text: str, mark: str) -> None:
+    async def reply_once(
+        self, ref: PostRef, text: str, mark: str, *, broadcast: bool = False
+    ) -> None:
         """Reply in the thread unless an earlier attempt already did (its answer lost, or
         the process gone before that was stored)."""
         try:
@@ -84,7 +86,7 @@ class Poster:
             _skip_lookup(exc, "slack.reply_lookup_unavailable", ref.channel, "thread replies")
             found = False
         if not found:
-            await self.delivery.reply(ref, text, mark)
+            await self.delivery.reply(ref, text, mark, broadcast=broadcast)
 
     async def close(self) -> None:
         await self.delivery.close()

@@ -10,6 +10,11 @@ text we post. Every such string goes through one of three doors:
 - `trim_markdown(text, limit)` for runbook sections: the same three steps,
   applied piece by piece (see its docstring), plus a little markdown to mrkdwn.
 - `truncate_plain(text, limit)` for `plain_text` fields (the header).
+- `literal(text, limit)` for label values: `safe_line`, then set in code so that `*`, `_`
+  and `~` in a value (`pod=*prod*`) are shown, not applied as formatting.
+
+Bidirectional controls (U+202A–U+202E, U+2066–U+2069, U+200E/U+200F, U+061C) are removed
+from everything: `pod\u202egpj.exe` would otherwise display as "podexe.jpg".
 
 Why mentions need more than escaping: `<!channel>`, `<@U123>` and
 `<!subteam^S1>` are inert once `<` is `&lt;`, but with `verbatim: false` (the
@@ -33,12 +38,15 @@ __all__ = [
     "WORD_JOINER",
     "cut",
     "escape",
+    "fold_markdown",
     "is_http_url",
     "link",
+    "literal",
     "neutralize_mentions",
     "redact_secrets",
     "safe",
     "safe_line",
+    "strip_bidi",
     "trim_markdown",
     "truncate_plain",
 ]
@@ -51,6 +59,14 @@ ELLIPSIS = "…"
 
 
 # --- escaping and mentions -------------------------------------------------
+
+
+_BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def strip_bidi(text: str) -> str:
+    """Remove the controls that reorder how text displays (see the module docstring)."""
+    return _BIDI.sub("", text)
 
 
 def escape(text: str) -> str:
@@ -167,7 +183,7 @@ def redact_secrets(text: str) -> str:
 
 def safe(text: str) -> str:
     """The one door for untrusted mrkdwn text: redact, escape, defang mentions."""
-    return neutralize_mentions(escape(redact_secrets(text)))
+    return neutralize_mentions(escape(redact_secrets(strip_bidi(text))))
 
 
 def safe_line(text: str, limit: int) -> str:
@@ -178,6 +194,12 @@ def safe_line(text: str, limit: int) -> str:
     if limit <= len(ELLIPSIS):
         return ELLIPSIS[: max(limit, 0)]
     return cut(line, limit - len(ELLIPSIS)) + ELLIPSIS
+
+
+def literal(text: str, limit: int) -> str:
+    """A label value shown as it is: `safe_line` in a code span, so Slack formatting in it
+    stays inert (backticks, which would end the span, become `ˋ`)."""
+    return f"`{safe_line(text.replace('`', 'ˋ'), max(limit - 2, 1))}`"
 
 
 # --- links -------------------------------------------------------------------
@@ -219,7 +241,7 @@ def link(url: str, label: str | None = None) -> str:
     A label that looks like a different host than the target (`[google.com](https://evil)`)
     is a phishing pattern: such links show the real target instead of the label.
     """
-    url = redact_secrets(url)
+    url = redact_secrets(strip_bidi(url))
     if not is_http_url(url):
         return safe(label if label else url)
     target = _link_target(url)
@@ -360,7 +382,11 @@ def trim_markdown(text: str, limit: int) -> str:
        `cut`, entity- and link-safe) only when less than half the room is used.
        `TRUNCATED_NOTE` is appended, and its room reserved, whenever text is lost.
     """
-    units = _units(redact_secrets(text))
+    return _fit(_units(redact_secrets(strip_bidi(text))), limit)
+
+
+def _fit(units: list[_Unit], limit: int) -> str:
+    """Rendered units in order while they fit `limit` (the rules of `trim_markdown`)."""
     full = "\n".join(u.text for u in units)
     if len(full) <= limit:
         return full
@@ -393,6 +419,35 @@ def trim_markdown(text: str, limit: int) -> str:
     return "\n".join(out)
 
 
+def fold_markdown(text: str, *, fold_chars: int, fold_lines: int, limit: int) -> tuple[str, str]:
+    """Runbook markdown as (head, rest): `head` is the leading whole lines that fit in
+    `fold_chars` characters and `fold_lines` lines (what Slack shows above an attachment's
+    "Show more"), `rest` the remaining lines fitted to `limit` like `trim_markdown`.
+
+    A first line longer than the fold is cut (entity- and link-safe) rather than pushed
+    below it; a code block that does not fit whole starts the rest.
+    """
+    units = _units(redact_secrets(strip_bidi(text)))
+    head: list[str] = []
+    used = lines = 0
+    for unit in units:
+        sep = 1 if head else 0
+        height = unit.text.count("\n") + 1
+        if used + sep + len(unit.text) > fold_chars or lines + height > fold_lines:
+            break
+        head.append(unit.text)
+        used += sep + len(unit.text)
+        lines += height
+    if not head and units and units[0].kind == "text":
+        head.append(cut(units[0].text, fold_chars - len(ELLIPSIS)) + ELLIPSIS)
+    rest = units[len(head) :]
+    while head and not head[-1]:
+        head.pop()
+    while rest and rest[0].kind == "blank":
+        rest.pop(0)
+    return "\n".join(head), _fit(rest, limit)
+
+
 # --- plain_text ------------------------------------------------------------------
 
 
@@ -404,7 +459,7 @@ def truncate_plain(text: str, limit: int) -> str:
     `<!`/`<@`/`<#` openers with a WORD JOINER: invisible, and inert even if
     Slack ever parsed plain_text.
     """
-    line = " ".join(redact_secrets(text).split())
+    line = " ".join(redact_secrets(strip_bidi(text)).split())
     line = re.sub(r"<(?=[!@#])", "<" + WORD_JOINER, line)
     line = _BROADCAST.sub(lambda m: "@" + WORD_JOINER + m.group(1), line)
     if len(line) <= limit:

@@ -11,12 +11,13 @@ from typing import Any
 import pytest
 
 from enricher.alert import Alert
-from enricher.result import Match, SearchResult
+from enricher.result import Match, SearchResult, Section
+from enricher.slack.cards import COLORS, LEADS_TEXT
 from enricher.slack.render import (
-    LEADS_TEXT,
     NO_MATCH_TEXT,
     UNAVAILABLE_TEXT,
     SlackMessage,
+    render_escalation,
     render_message,
     render_resolved_update,
     render_thread_reply,
@@ -26,10 +27,16 @@ NOW = datetime(2024, 5, 4, 14, 5, tzinfo=UTC)
 BASE = "https://git.example.com/ops/runbooks/blob/main"
 
 
-def assert_block_kit_limits(blocks: list[dict[str, Any]]) -> None:
-    """Slack's Block Kit limits (DESIGN §2), plus: no live mention anywhere."""
+def assert_block_kit_limits(message: SlackMessage) -> None:
+    """Slack's Block Kit limits (DESIGN §2), attachments counted with the top-level blocks,
+    plus: no live mention anywhere, and each card's first section within Slack's fold."""
+    blocks = all_blocks(message)
     assert 0 < len(blocks) <= 50
-    assert len(json.dumps(blocks)) <= 12_000
+    assert len(json.dumps(message.blocks)) + len(json.dumps(message.attachments)) <= 12_000
+    for card in message.attachments:
+        fold = re.sub(r"<[^<>|]*\|([^<>]*)>", r"\1", card["blocks"][0]["text"]["text"])
+        assert len(fold) <= 700 and fold.count("\n") < 5, fold
+        assert re.fullmatch(r"#[0-9A-F]{6}", card["color"])
     for block in blocks:
         kind = block["type"]
         if kind == "header":
@@ -45,10 +52,15 @@ def assert_block_kit_limits(blocks: list[dict[str, Any]]) -> None:
     assert not re.search(r"(?<![\w@])@(channel|here|everyone)\b", dumped, re.IGNORECASE)
 
 
+def all_blocks(message: SlackMessage) -> list[dict[str, Any]]:
+    """Top-level blocks, then the blocks of each attachment."""
+    return message.blocks + [b for a in message.attachments for b in a["blocks"]]
+
+
 def texts(message: SlackMessage) -> str:
-    """All visible text of the blocks, one block per line."""
+    """All visible text of the blocks and attachments, one block per line."""
     out: list[str] = []
-    for block in message.blocks:
+    for block in all_blocks(message):
         if "text" in block:
             out.append(block["text"]["text"])
         out += [e["text"] for e in block.get("elements", [])]
@@ -113,17 +125,17 @@ class TestFiringMatched:
         assert "rev 0abcdef0" in body
         assert "match 83%" in body
         assert "stale" not in body
-        assert_block_kit_limits(msg.blocks)
+        assert_block_kit_limits(msg)
 
-    def test_three_matches_in_rank_order_with_dividers(self) -> None:
-        """Up to three matches, best first, each after a divider."""
+    def test_three_matches_in_rank_order_as_cards(self) -> None:
+        """Up to three matches, best first, each its own attachment card."""
         result = matched(*(make_match(i) for i in range(5)))
         msg = render_message(make_alert(), result, now=NOW)
         body = texts(msg)
         positions = [body.index(f"Postgres replication lag {i}") for i in range(3)]
         assert positions == sorted(positions)
         assert "Postgres replication lag 3" not in body
-        assert [b["type"] for b in msg.blocks].count("divider") == 3
+        assert len(msg.attachments) == 3
         assert re.findall(r"match \d+%", body) == ["match 83%", "match 73%", "match 63%"]
 
     def test_stale_warning(self) -> None:
@@ -155,7 +167,7 @@ class TestFiringMatched:
         msg = render_message(make_alert(), matched(bare), runbook_base_url=BASE)
         body = texts(msg)
         assert "*Postgres replication lag 0*" in body and "📄" not in body
-        assert_block_kit_limits(msg.blocks)
+        assert_block_kit_limits(msg)
 
     def test_runbook_url_first(self) -> None:
         """The alert's own runbook_url comes before any search match."""
@@ -189,7 +201,7 @@ class TestFiringMatched:
             "*Alertmanager* · <https://prometheus.example.com/graph?g0.expr=pg_lag|open alert>"
         )
         assert "🕒 since 13:23 UTC" in elements
-        for label in ("*service:* postgres", "*severity:* critical", "*namespace:* data"):
+        for label in ("*service:* `postgres`", "*severity:* `critical`", "*namespace:* `data`"):
             assert label in elements
 
     def test_context_capped_at_ten(self) -> None:
@@ -211,7 +223,7 @@ class TestFiringMatched:
         }
         msg = render_message(make_alert(labels=labels), matched(make_match()), now=NOW)
         assert len(msg.blocks[2]["elements"]) == 10
-        assert_block_kit_limits(msg.blocks)
+        assert_block_kit_limits(msg)
 
     def test_pagerduty_non_http_link_dropped(self) -> None:
         """A non-http alert link is not rendered as a link."""
@@ -241,23 +253,24 @@ class TestNoMatchAndUnavailable:
         assert LEADS_TEXT not in body
 
     def test_no_match_names_its_leads_as_not_confident(self) -> None:
-        """The closest runbooks are listed under the no-match note, linked, with path and
-        score, and without their text: the page does not read as a match."""
+        """The no-match note comes first, then one grey card per lead, linked, with path
+        and score, and without its text: the page does not read as a match."""
         leads = (make_match(0, score=0.58), make_match(1, score=0.52))
         result = SearchResult(status="no_match", tier="service", leads=leads)
         msg = render_message(make_alert(), result, runbook_base_url=BASE, now=NOW)
         body = texts(msg)
-        assert body.index(NO_MATCH_TEXT) < body.index(LEADS_TEXT) < body.index("_Add one at")
+        assert body.index(NO_MATCH_TEXT) < body.index("_Add one at") < body.index(LEADS_TEXT)
+        assert [a["color"] for a in msg.attachments] == [COLORS["none"]] * 3
         url = f"{BASE}/postgres/Doc1.md#promote-replica"
-        assert f"• *<{url}|Postgres replication lag 1> › Mitigation › Promote replica*" in body
-        assert "`postgres/Doc0.md` · match 58%" in body
+        assert f"*<{url}|Postgres replication lag 1> › Mitigation › Promote replica*" in body
+        assert "`postgres/Doc0.md`" in body and "match 58%" in body
         assert "match 52%" in body
         assert "Restart the replica." not in body
         assert msg.text.endswith("No confident runbook match.")
-        assert_block_kit_limits(msg.blocks)
+        assert_block_kit_limits(msg)
 
     def test_leads_with_huge_titles_and_links_stay_within_limits(self) -> None:
-        """Leads that do not fit one section are left out whole, never cut mid-link."""
+        """Leads with huge titles and paths are cut, never mid-link, and stay in limits."""
         path = "postgres/" + "p" * 800 + ".md"
         leads = tuple(
             make_match(i, title="T" * 5000, section="S" * 5000, path=path) for i in range(3)
@@ -266,10 +279,10 @@ class TestNoMatchAndUnavailable:
         msg = render_message(make_alert(), result, runbook_base_url=BASE, now=NOW)
         body = texts(msg)
         assert LEADS_TEXT in body
-        shown = body.count("• *<https://")
-        assert 1 <= shown < 3
+        shown = body.count("*<https://")
+        assert 1 <= shown <= 3
         assert body.count("|" + "T" * 119 + "…>") == shown
-        assert_block_kit_limits(msg.blocks)
+        assert_block_kit_limits(msg)
 
     def test_unavailable(self) -> None:
         """Search down has its own wording, distinct from no match, with the reason."""
@@ -317,7 +330,7 @@ class TestResolved:
         assert update.blocks[1]["elements"][0]["text"] == "✅ Resolved at 14:05 UTC"
         assert "Postgres replication lag 1" in texts(update)
         assert [b["type"] for b in update.blocks].count("header") == 1
-        assert_block_kit_limits(update.blocks)
+        assert_block_kit_limits(update)
 
     def test_update_does_not_mutate_original(self) -> None:
         """The original message's blocks are copied, not changed."""
@@ -332,7 +345,7 @@ class TestResolved:
         result = matched(*(make_match(i, text=huge) for i in range(3)))
         original = render_message(make_alert(description=huge), result, now=NOW)
         update = render_resolved_update(make_alert(status="resolved"), original, now=NOW)
-        assert_block_kit_limits(update.blocks)
+        assert_block_kit_limits(update)
         assert update.blocks[-1]["type"] != "divider"
 
     def test_update_without_original(self) -> None:
@@ -408,19 +421,19 @@ class TestHostileContent:
         )
         result = matched(*(hostile_match(i, text) for i in range(60)))
         msg = render_message(alert, result, runbook_base_url=BASE, now=NOW)
-        assert_block_kit_limits(msg.blocks)
+        assert_block_kit_limits(msg)
         assert 0 < len(msg.text) <= 3000
         assert not re.search(r"<[!@#]", msg.text)
         assert "hunter2" not in json.dumps(msg.blocks) + msg.text
-        assert any(b["type"] == "divider" for b in msg.blocks), "runbook part must survive"
+        assert msg.attachments, "runbook part must survive"
 
     def test_large_ascii_sections_keep_three_matches(self) -> None:
         """Three 20 kB plain sections are trimmed, not dropped."""
         text = ("Restart the service and check the logs. " * 50 + "\n") * 10
         msg = render_message(make_alert(), matched(*(make_match(i, text=text) for i in range(3))))
-        assert_block_kit_limits(msg.blocks)
-        assert [b["type"] for b in msg.blocks].count("divider") == 3
-        sections = [b["text"]["text"] for b in msg.blocks if b["type"] == "section"]
+        assert_block_kit_limits(msg)
+        assert len(msg.attachments) == 3
+        sections = [b["text"]["text"] for b in all_blocks(msg) if b["type"] == "section"]
         assert all(len(s) <= 2500 + 200 for s in sections)
         assert sum(len(s) for s in sections) > 6000
 
@@ -433,10 +446,139 @@ class TestHostileContent:
             labels={"pod": MENTIONS * 10},
         )
         msg = render_message(alert, matched(), now=NOW)
-        assert_block_kit_limits(msg.blocks)
+        assert_block_kit_limits(msg)
         assert render_resolved_update(alert, msg, now=NOW).blocks
 
     def test_blocks_are_json_serialisable(self) -> None:
         """Blocks are plain dicts that survive a JSON round trip unchanged."""
         msg = render_message(make_alert(), matched(make_match()), runbook_base_url=BASE, now=NOW)
         assert json.loads(json.dumps(msg.blocks)) == msg.blocks
+
+
+STEPS = Section(
+    section="Mitigation › Scale up",
+    anchor="mitigation-scale-up",
+    text=(
+        "1. `kubectl scale deploy/api --replicas=6`\n2. Watch the error rate.\n"
+        "3. Page the DB team."
+    ),
+)
+
+
+class TestCards:
+    @pytest.mark.parametrize(
+        ("severity", "color"),
+        [
+            ("critical", "critical"),
+            ("page", "critical"),
+            ("warning", "warning"),
+            ("info", "info"),
+            ("P3", "critical"),
+            (None, "critical"),
+        ],
+    )
+    def test_match_color_follows_severity(self, severity: str | None, color: str) -> None:
+        """A firing match card is red for critical, orange warning, blue info (others red)."""
+        msg = render_message(make_alert(severity=severity), matched(make_match()), now=NOW)
+        assert [a["color"] for a in msg.attachments] == [COLORS[color]]
+
+    @pytest.mark.parametrize(
+        "result",
+        [SearchResult("no_match", "global"), SearchResult("unavailable", None, reason="down")],
+        ids=["no-match", "unavailable"],
+    )
+    def test_not_confident_is_grey(self, result: SearchResult) -> None:
+        """No confident match and search unavailable are grey cards, whatever the severity."""
+        msg = render_message(make_alert(severity="critical"), result, now=NOW)
+        assert {a["color"] for a in msg.attachments} == {COLORS["none"]}
+
+    def test_header_and_summary_stay_top_level(self) -> None:
+        """The alert is in the top-level blocks and the notification text; runbook in cards."""
+        msg = render_message(make_alert(), matched(make_match()), now=NOW)
+        assert [b["type"] for b in msg.blocks][:2] == ["header", "section"]
+        assert "Replica db-2 is 300s behind" in msg.text
+        assert "Postgres replication lag 0" not in json.dumps(msg.blocks)
+        card = msg.attachments[0]
+        assert card["fallback"].startswith("Runbook: Postgres replication lag 0")
+        assert [b["type"] for b in card["blocks"]][:2] == ["section", "context"]
+
+    def test_steps_lead_the_card_above_the_fold(self) -> None:
+        """With steps, the card opens with the actionable section's heading and lines (within
+        Slack's fold), then the source line, then the best-matching section."""
+        match = make_match(steps=STEPS, text="Symptoms: lag grows.\n" * 40)
+        msg = render_message(make_alert(), matched(match), runbook_base_url=BASE, now=NOW)
+        fold = msg.attachments[0]["blocks"][0]["text"]["text"]
+        assert "Mitigation › Scale up*" in fold
+        assert f"{BASE}/postgres/Doc0.md#mitigation-scale-up" in fold
+        assert "kubectl scale deploy/api --replicas=6" in fold
+        assert "3. Page the DB team." in fold
+        rest = texts(msg).split(fold, 1)[1]
+        assert rest.index("match 83%") < rest.index("Mitigation › Promote replica")
+        assert "Symptoms: lag grows." in rest
+        assert_block_kit_limits(msg)
+
+    def test_long_section_keeps_its_first_lines_above_the_fold(self) -> None:
+        """Without steps the matched section's first lines fill the fold, the rest follows."""
+        text = "\n".join(f"{i}. step number {i}" for i in range(1, 30))
+        msg = render_message(make_alert(), matched(make_match(text=text)), now=NOW)
+        blocks = msg.attachments[0]["blocks"]
+        assert "1. step number 1" in blocks[0]["text"]["text"]
+        assert "29. step number 29" not in blocks[0]["text"]["text"]
+        assert "29. step number 29" in blocks[2]["text"]["text"]
+        assert_block_kit_limits(msg)
+
+    def test_resolve_update_turns_cards_green(self) -> None:
+        """chat.update on resolve keeps the cards and turns every bar green."""
+        firing = render_message(make_alert(), matched(make_match(0), make_match(1)), now=NOW)
+        update = render_resolved_update(make_alert(status="resolved"), firing, now=NOW)
+        assert [a["color"] for a in update.attachments] == [COLORS["resolved"]] * 2
+        assert [a["color"] for a in firing.attachments] == [COLORS["critical"]] * 2
+        assert_block_kit_limits(update)
+
+
+class TestFiringNow:
+    def test_summary_lists_the_first_targets_and_a_count(self) -> None:
+        """A group names what is firing now: the first targets, and how many more."""
+        alert = make_alert(
+            alert_count=7,
+            firing_count=7,
+            targets=("namespace=payments pod=pay-1 (critical)", "namespace=shop pod=co-1"),
+        )
+        body = texts(render_message(alert, matched(make_match()), now=NOW))
+        assert (
+            "*Firing now (7):* `namespace=payments pod=pay-1 (critical)`, "
+            "`namespace=shop pod=co-1` and 5 more"
+        ) in body
+
+    def test_omitted_alerts_are_counted(self) -> None:
+        """A group too large to read whole says how many alerts it does not name."""
+        alert = make_alert(alert_count=2500, firing_count=2500, omitted=2450, targets=("a=1",))
+        body = texts(render_message(alert, matched(make_match()), now=NOW))
+        assert "2500 alerts in this group" in body
+        assert "(2450 counted, not named: the group is large)" in body
+
+    @pytest.mark.parametrize(
+        ("rose", "joined", "head"),
+        [
+            (True, 1, "⬆️ *PostgresReplicationLag* is now *critical*"),
+            (False, 2, "➕ *PostgresReplicationLag*: 2 more alerts firing"),
+        ],
+    )
+    def test_escalation_reply(self, rose: bool, joined: int, head: str) -> None:
+        """The escalation reply says what changed and lists what is firing now."""
+        alert = make_alert(firing_count=3, targets=("pod=a (critical)", "pod=b (warning)"))
+        text = render_escalation(alert, severity_rose=rose, joined=joined)
+        assert text.splitlines() == [
+            head,
+            "*Firing now (3):*",
+            "• `pod=a (critical)`",
+            "• `pod=b (warning)`",
+            "• and 1 more",
+        ]
+
+    def test_label_values_are_inert(self) -> None:
+        """Slack formatting and bidi controls in label values do not render."""
+        alert = make_alert(labels={"pod": "*bold* _it_ ~s~ `c` pod\u202egpj.exe"})
+        body = texts(render_message(alert, matched(make_match()), now=NOW))
+        assert "*pod:* `*bold* _it_ ~s~ ˋcˋ podgpj.exe`" in body
+        assert "\u202e" not in body

@@ -1,0 +1,222 @@
+"""The runbook part of a page as Slack attachments: one colored card per match or lead (pure).
+
+The design card puts the alert in the message's top-level blocks (header and summary,
+always visible and in the notification) and the runbook context in attachments, whose
+colored bar on-call reads at a glance as Alertmanager's own Slack notifier taught them: red
+while a critical fires, orange for a warning, blue for info, green once resolved, grey when
+there is no confident match or search is down.
+
+Slack collapses long attachment content behind "Show more" (at 700 characters or 5 lines
+for attachment text). So each card opens with one section that stays within that fold: the
+runbook title and section, then the first actionable lines (the runbook's steps when the
+search found them, `Match.steps`, else the matched section's first lines). The source line
+(path, source root, revision, score, stale warning) follows, then the rest of the text.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+from urllib.parse import quote
+
+from slack_sdk.models.blocks import Block, ContextBlock, MarkdownTextObject, SectionBlock
+
+from enricher.alert import Alert
+from enricher.result import Match
+from enricher.slack.text import cut, fold_markdown, is_http_url, link, safe_line, trim_markdown
+
+__all__ = [
+    "COLORS",
+    "FOLD_CHARS",
+    "FOLD_LINES",
+    "LEADS_TEXT",
+    "NO_MATCH_TEXT",
+    "UNAVAILABLE_TEXT",
+    "Budget",
+    "color_for",
+    "lead_card",
+    "match_card",
+    "note_card",
+    "recolor",
+]
+
+SECTION_MAX = 3000
+CONTEXT_MAX_ELEMENTS = 10
+#: What Slack shows of an attachment before "Show more" (attachment text: 700+ characters
+#: or 5+ line breaks collapse); the first section of each card stays within both.
+FOLD_CHARS = 700
+FOLD_LINES = 5
+
+COLORS = {
+    "critical": "#E01E5A",
+    "warning": "#F2952F",
+    "info": "#1D9BD1",
+    "resolved": "#2EB67D",
+    "none": "#9E9E9E",
+}
+#: Severity words to bar colors; a firing alert of any other severity is treated as critical
+#: (Alertmanager's Slack notifier colors every firing alert red).
+_SEVERITY_COLOR = {
+    "critical": "critical",
+    "page": "critical",
+    "error": "critical",
+    "warning": "warning",
+    "info": "info",
+}
+
+NO_MATCH_TEXT = "🔍 No confident runbook match for this alert."
+LEADS_TEXT = "Closest runbook, *below the confidence bar*: check it fits before following it."
+UNAVAILABLE_TEXT = (
+    "⚠️ Runbook search is unavailable right now — this page was sent without runbook context."
+)
+
+Card = dict[str, Any]
+Phase = Literal["firing", "resolved"]
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How much room a card's text gets; shrunk step by step until the message fits."""
+
+    match_text: int
+    description: int = 1200
+    compact: bool = False
+    #: Characters of a card's fold section after its heading (at most FOLD_CHARS).
+    fold: int = FOLD_CHARS
+
+
+def color_for(alert: Alert, phase: Phase, *, confident: bool) -> str:
+    """The bar color: resolved green, else grey without a confident match, else severity."""
+    if phase == "resolved":
+        return COLORS["resolved"]
+    if not confident:
+        return COLORS["none"]
+    return COLORS[_SEVERITY_COLOR.get((alert.severity or "").strip().lower(), "critical")]
+
+
+def recolor(cards: Sequence[Card], color: str) -> list[Card]:
+    """The same cards with another bar color (a resolve turns them green)."""
+    return [{**card, "color": color} for card in cards]
+
+
+def _mrkdwn(text: str) -> MarkdownTextObject:
+    return MarkdownTextObject(text=text)
+
+
+def _section(text: str) -> Block:
+    return SectionBlock(text=_mrkdwn(cut(text, SECTION_MAX)))
+
+
+def _context(elements: list[str]) -> Block:
+    return ContextBlock(elements=[_mrkdwn(e) for e in elements[:CONTEXT_MAX_ELEMENTS]])
+
+
+def _card(color: str, fallback: str, blocks: list[Block]) -> Card:
+    return {"color": color, "fallback": fallback, "blocks": [b.to_dict() for b in blocks]}
+
+
+def _match_url(base: str | None, match: Match, anchor: str | None = None) -> str | None:
+    if not base or not is_http_url(base) or not match.path:
+        return None
+    url = base.rstrip("/") + "/" + quote(match.path, safe="/")
+    anchor = match.anchor if anchor is None else anchor
+    if anchor:
+        url += "#" + quote(anchor, safe="")
+    return url if len(url) <= 1000 else None
+
+
+def score_text(match: Match) -> str:
+    score = match.score
+    readable = round(min(max(score, 0.0), 1.0) * 100) if math.isfinite(score) else 0
+    return f"match {readable}%"
+
+
+def _heading(match: Match, url: str | None, section: str, width: int) -> str:
+    """`*Title › Section*`, the title linked to the runbook when a base URL is set."""
+    title = " ".join((match.title or match.path or "runbook").split())
+    if url:
+        shown = title if len(title) <= width else title[: width - 1] + "…"
+        heading = link(url, shown)
+    else:
+        heading = safe_line(title, width)
+    if section:
+        heading += " › " + safe_line(section, width)
+    return f"*{heading}*"
+
+
+_LINK = re.compile(r"<[^<>|]*\|([^<>]*)>")
+
+
+def _shown_length(mrkdwn: str) -> int:
+    """Characters Slack shows: a `<url|label>` link shows its label only."""
+    return len(_LINK.sub(r"\1", mrkdwn))
+
+
+def _source_line(match: Match, width: int) -> list[str]:
+    meta: list[str] = []
+    if path := match.path.replace("`", "").strip():
+        meta.append(f"📄 `{safe_line(path, width)}`")
+    if match.source:
+        meta.append(f"source: {safe_line(match.source, 40)}")
+    if match.revision:
+        meta.append(f"rev {safe_line(match.revision[:8], 8)}")
+    meta.append(score_text(match))
+    if match.quoted_metrics:
+        # Names from the rule's PromQL: letters, digits, "_" and ":" only.
+        quoted = ", ".join(f"`{safe_line(m, 80)}`" for m in match.quoted_metrics[:2])
+        meta.append(f"📈 the only runbook quoting {quoted} from the alert rule")
+    if match.stale:
+        days = "day" if match.age_days == 1 else "days"
+        meta.append(f"⚠️ stale: last reviewed {match.age_days} {days} ago")
+    return meta
+
+
+def match_card(match: Match, color: str, base: str | None, budget: Budget) -> Card:
+    """One runbook match: the fold section, the source line, then the rest of the text.
+
+    With `match.steps` the fold shows the steps (what to do), and the matched section
+    follows under its own heading; without it the matched section itself leads.
+    """
+    width = 60 if budget.compact else 150
+    steps = match.steps
+    lead_section = steps.section if steps else match.section
+    lead_anchor = steps.anchor if steps else None
+    heading = _heading(match, _match_url(base, match, lead_anchor), lead_section, width)
+    fold_room = max(0, min(FOLD_CHARS - _shown_length(heading) - 1, budget.fold))
+    room = budget.match_text
+    head, rest = fold_markdown(
+        steps.text if steps else match.text,
+        fold_chars=fold_room,
+        fold_lines=FOLD_LINES - 1,
+        limit=room if steps is None else room // 3,
+    )
+    blocks = [
+        _section(heading + ("\n" + head if head else "")),
+        _context(_source_line(match, width)),
+    ]
+    if rest and room > 0:
+        blocks.append(_section(rest))
+    if steps is not None and room > 0:
+        matched = _heading(match, _match_url(base, match), match.section, width)
+        text = trim_markdown(match.text, max(0, room - len(rest)))
+        blocks.append(_section(matched + ("\n" + text if text else "")))
+    title = " ".join((match.title or match.path).split())
+    fallback = f"Runbook: {title} › {match.section} ({score_text(match)})"
+    return _card(color, cut(fallback, 300), blocks)
+
+
+def lead_card(match: Match, color: str, base: str | None, budget: Budget) -> Card:
+    """A no-match lead: named, scored and plainly not vouched for; no runbook text."""
+    width = 60 if budget.compact else 120
+    heading = _heading(match, _match_url(base, match), match.section, width)
+    blocks = [_section(f"{heading}\n{LEADS_TEXT}"), _context(_source_line(match, width))]
+    title = " ".join((match.title or match.path).split())
+    return _card(color, cut(f"Closest runbook (not confident): {title}", 300), blocks)
+
+
+def note_card(text: str, color: str, fallback: str) -> Card:
+    """A card that only says something (no match, search unavailable)."""
+    return _card(color, fallback, [_section(text)])
