@@ -7,8 +7,8 @@ what to fix); the app (enricher.app) holds the result for its lifetime.
 from __future__ import annotations
 
 import asyncio
-import os
 import socket
+import uuid
 from dataclasses import dataclass
 from typing import Any
 
@@ -84,7 +84,9 @@ class Services:
             poster=Poster(delivery),
             router=router,
             metrics=metrics,
-            owner=f"{worker_id}:{os.getpid()}",
+            # A fresh nonce per process: the ledger tells a dead predecessor's claims
+            # (same worker id, other nonce) from live ones (enricher.pipeline.ledger).
+            owner=f"{worker_id}:{uuid.uuid4().hex[:12]}",
             runbook_base_url=settings.runbook_base_url,
             lease_s=settings.post_lease_s,
         )

@@ -5,14 +5,16 @@ Keys (user-supplied keys are hashed so their length and bytes never matter):
     rbe:seen:<sha256(dedup_key)>   "1", expires after `dedup_ttl_s`
     rbe:post:<sha256(group_key)>   hash: state ("claimed" | "posted"), owner, claimed_at,
                                    lease_s, channel, ts, fingerprints (sorted JSON list),
-                                   status, group_key; expires `post_ttl_s` after the last write
+                                   status, severity (as the message shows it), group_key;
+                                   expires `post_ttl_s` after the last write
     rbe:resolving:<sha256(group_key)>  owner of the group's resolve in progress; expires
                                    after `lease_s`
 
 Dedup window. `dedup_ttl_s` defaults to 6 h: Alertmanager re-sends an unchanged group every
 `repeat_interval` (4 h by default) and HA peers send copies within seconds, so 6 h swallows
-both. PagerDuty retries for up to 48 h; a retry after the window is a new job, but it finds
-the incident's post record (kept `post_ttl_s`, 7 days) and updates instead of posting again.
+both. PagerDuty retries for up to 48 h, so its event ids are kept at least that long plus an
+hour (`dedup_ttl_ms_for`); an event older than that is refused at intake as a replay
+(`enricher.sources.pagerduty.RETRY_HORIZON_S`).
 
 Intake sets the seen mark and appends the job in one Redis script (`JobQueue.enqueue_once`
 with `seen_key` and `dedup_ttl_ms`), so a redelivery by the sender is never swallowed by a
@@ -23,16 +25,22 @@ Exactly one post per group. A worker calls `claim_post` before calling Slack:
 - `Claimed`: post inside `posting()`, then `record_post`; a failed post gives the claim up
   (`release_claim`) so a retry can claim.
 - `AlreadyPosted`: update that message instead of posting a new one.
-- `InFlight`: another worker holds a live lease; retry the job later. This also applies to a
-  lease held under the caller's own owner id, because a restarted process reusing the id
-  cannot tell whether its predecessor already posted.
+- `InFlight`: another worker holds a live lease; retry the job later.
+
+Owners are `<worker id>:<process nonce>` (enricher.service): the worker id is WORKER_ID,
+stable across restarts and unique among live processes, the nonce new in every process.
+A claim (or resolve hold) under the caller's worker id but another nonce therefore belongs
+to a process that is gone: the restarted one takes it over at once, as if its lease had
+run out, instead of waiting `lease_s`. That is what makes a page in flight at a kill -9
+go out seconds after the restart.
 
 The crash window: a worker dies after Slack accepted the message but before `record_post`.
-Its lease expires (`lease_s`, default 120 s) and the next claimer gets
-`Claimed(takeover=True)`; it should look for its marker in the channel's recent history
-before posting. Worst case, when that lookup is unavailable or misses: one duplicate post per
-crash inside that window. A worker whose lease was taken over and which then records gets
-False from `record_post`: it has just made such a duplicate and should count it.
+Its lease expires (`lease_s`, default 120 s; at once for its own restarted process) and
+the next claimer gets `Claimed(takeover=True)`; it should look for its marker in the
+channel's recent history before posting. Worst case, when that lookup is unavailable or
+misses: one duplicate post per crash inside that window. A worker whose lease was taken
+over and which then records gets False from `record_post`: it has just made such a
+duplicate and should count it.
 
 The lease must outlast the longest time between claim and record (Slack timeout times
 retries); a worker that must wait longer (a 429) releases the claim and retries the job.
@@ -62,15 +70,27 @@ from typing import Any
 
 import redis.asyncio as aioredis
 
+from enricher.alert import Source
 from enricher.errors import DeliveryFailed
+from enricher.sources.pagerduty import RETRY_HORIZON_S
 
 _NOW = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
 """
 
+# Whether `holder` is an earlier process of the same worker id as `me` (see the docstring).
+_PREDECESSOR = """
+local function predecessor(holder, me)
+  if not holder or holder == me then return false end
+  local worker = string.match(me, '^(.*):[^:]*$')
+  return worker ~= nil and string.match(holder, '^(.*):[^:]*$') == worker
+end
+"""
+
 _CLAIM = (
     _NOW
+    + _PREDECESSOR
     + """
 local rec = redis.call('HMGET', KEYS[1], 'state', 'owner', 'claimed_at', 'lease_s',
                        'channel', 'ts', 'fingerprints', 'status', 'check_marker')
@@ -79,7 +99,9 @@ local previous = ''
 local check = '0'
 if rec[1] == 'claimed' then
   local age = now - tonumber(rec[3])
-  if age <= tonumber(rec[4]) then return {'inflight', rec[2], string.format('%.6f', age)} end
+  if age <= tonumber(rec[4]) and not predecessor(rec[2], ARGV[1]) then
+    return {'inflight', rec[2], string.format('%.6f', age)}
+  end
   previous = rec[2]
   check = '1'
 elseif rec[1] == 'pending' then
@@ -110,7 +132,7 @@ local state = redis.call('HGET', KEYS[1], 'state')
 if state and redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'state', 'posted', 'owner', ARGV[1], 'channel', ARGV[2],
            'ts', ARGV[3], 'fingerprints', ARGV[4], 'status', ARGV[5], 'group_key', ARGV[7],
-           'received_at', ARGV[8], 'message', ARGV[9])
+           'received_at', ARGV[8], 'message', ARGV[9], 'severity', ARGV[10])
 redis.call('EXPIRE', KEYS[1], ARGV[6])
 return 1
 """
@@ -124,6 +146,18 @@ if ARGV[2] == '1' then
 end
 return redis.call('DEL', KEYS[1])
 """
+
+_HOLD_RESOLVE = (
+    _PREDECESSOR
+    + """
+local holder = redis.call('GET', KEYS[1])
+if holder and holder ~= ARGV[1] and not predecessor(holder, ARGV[1]) then
+  return redis.call('PTTL', KEYS[1])
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return -1
+"""
+)
 
 _RELEASE_RESOLVE = """
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
@@ -181,6 +215,8 @@ class PostRecord:
     message: str = ""
     #: When the webhook behind the stored state arrived (epoch s; 0 when unknown).
     received_at: float = 0.0
+    #: The severity the message shows ("" when none, or not stored).
+    severity: str = ""
 
 
 def _digest(key: str) -> str:
@@ -224,6 +260,7 @@ class Ledger:
         self._reopen = client.register_script(_REOPEN)
         self._abandon = client.register_script(_ABANDON)
         self._release_resolve = client.register_script(_RELEASE_RESOLVE)
+        self._hold_resolve = client.register_script(_HOLD_RESOLVE)
 
     async def ping(self) -> None:
         """Raises when Redis cannot be reached."""
@@ -232,6 +269,13 @@ class Ledger:
     @property
     def dedup_ttl_ms(self) -> int:
         return _ms(self.dedup_ttl_s)
+
+    def dedup_ttl_ms_for(self, source: Source) -> int:
+        """How long a delivery from `source` is recognised: PagerDuty's event ids outlive its
+        48 h of retries (plus an hour of clock slack), whatever DEDUP_TTL_S says."""
+        if source == "pagerduty":
+            return _ms(max(self.dedup_ttl_s, RETRY_HORIZON_S + 3600))
+        return self.dedup_ttl_ms
 
     def seen_key(self, dedup_key: str) -> str:
         """The key that marks a delivery as seen (set atomically with the enqueue)."""
@@ -283,6 +327,7 @@ class Ledger:
         status: str,
         received_at: float,
         message: str,
+        severity: str = "",
     ) -> bool:
         """Store the posted message. False when `owner` no longer holds the claim (its lease
         was taken over): the caller's message is a duplicate and the stored one stays.
@@ -301,6 +346,7 @@ class Ledger:
                 group_key,
                 repr(received_at),
                 message,
+                severity,
             ],
         )
         return bool(done)
@@ -345,12 +391,11 @@ class Ledger:
         return bool(await self._abandon(keys=[self._post_key(group_key)]))
 
     async def hold_resolve(self, group_key: str, owner: str, lease_s: float) -> float | None:
-        """Take the group's resolve for `owner`. None when taken; else the seconds left on
-        the hold of another worker (or of an earlier process under the same owner id)."""
-        key = self._resolve_key(group_key)
-        if await self._redis.set(key, owner, nx=True, px=_ms(lease_s)):
-            return None
-        return max(0, int(await self._redis.pttl(key))) / 1000
+        """Take the group's resolve for `owner`. None when taken (also from a dead earlier
+        process of the same worker id); else the seconds left on another worker's hold."""
+        keys = [self._resolve_key(group_key)]
+        left = int(await self._hold_resolve(keys=keys, args=[owner, _ms(lease_s)]))
+        return None if left == -1 else max(0, left) / 1000
 
     async def release_resolve(self, group_key: str, owner: str) -> bool:
         """Give the hold back; only its owner can (a hold that expired and was taken by
@@ -378,6 +423,7 @@ class Ledger:
             status=_text(record["status"]),
             message=_text(record.get("message", b"")),
             received_at=float(_text(record.get("received_at", b"0"))),
+            severity=_text(record.get("severity", b"")),
         )
 
     async def update_post(
@@ -388,6 +434,7 @@ class Ledger:
         status: str | None = None,
         message: str | None = None,
         received_at: float | None = None,
+        severity: str | None = None,
     ) -> bool:
         """Store what the posted or updated message now shows. False when the group has no post.
 
@@ -404,5 +451,7 @@ class Ledger:
             fields += ["message", message]
         if received_at is not None:
             fields += ["received_at", repr(received_at)]
+        if severity is not None:
+            fields += ["severity", severity]
         done = await self._update(keys=[self._post_key(group_key)], args=[self.post_ttl_s, *fields])
         return bool(done)

@@ -136,9 +136,8 @@ class Pool:
             try:
                 seen = self.ledger.seen_key(job.dedup_key)
                 owed = self.ledger.owed_post(job.group_key) if job.status == "firing" else None
-                entry = await self.queue.enqueue_once(
-                    job, seen, self.ledger.dedup_ttl_ms, owed_post=owed
-                )
+                ttl_ms = self.ledger.dedup_ttl_ms_for(job.source)
+                entry = await self.queue.enqueue_once(job, seen, ttl_ms, owed_post=owed)
                 return "queued" if entry is not None else "duplicate"
             except RedisError as exc:
                 self._redis_failed(exc, "intake")

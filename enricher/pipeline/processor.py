@@ -6,6 +6,10 @@ Rules for one alert group (Alertmanager groupKey, PagerDuty incident id):
   Slack call, so two workers or two replicas never both post.
 - A repeat with the same firing alerts changes nothing. When the group gains or loses
   firing alerts, the message is updated in place (chat.update), never posted again.
+- An edit notifies no one, so when a firing group gets worse (alerts join, or its highest
+  severity rises) the watchers are also told: a thread reply broadcast to the channel
+  (`reply_broadcast`) saying what changed and what is firing now (an incoming webhook,
+  which cannot thread, posts it as a new message). Alerts leaving a group stay silent.
 - A resolve updates the original message and replies in its thread. If the firing post is
   still in flight, the resolve waits (retry later), so it never arrives first. One resolve
   of a group runs at a time (`Ledger.hold_resolve`), so two different resolve bodies of
@@ -34,11 +38,13 @@ from enricher.slack.delivery import PostRef
 from enricher.slack.posting import Poster, marker
 from enricher.slack.render import (
     SlackMessage,
+    render_escalation,
     render_message,
     render_resolved_update,
     render_thread_reply,
 )
 from enricher.slack.routing import Router
+from enricher.sources.alertmanager import severity_rank
 
 log = structlog.get_logger(__name__)
 
@@ -67,14 +73,32 @@ def backoff_s(attempts: int, retry_after: float | None = None) -> float:
 
 
 def _message_json(message: SlackMessage) -> str:
-    return json.dumps({"text": message.text, "blocks": message.blocks})
+    return json.dumps(message.to_kwargs())
 
 
 def _message_from(raw: str) -> SlackMessage | None:
     if not raw:
         return None
     data = json.loads(raw)
-    return SlackMessage(text=str(data["text"]), blocks=list(data["blocks"]))
+    attachments = list(data.get("attachments") or [])
+    return SlackMessage(str(data["text"]), list(data["blocks"]), attachments)
+
+
+def joined(before: tuple[str, ...], after: tuple[str, ...]) -> int:
+    """How many firing alerts are new in `after`. Past the tracked count the lists end in a
+    `#<count>:<digest>` element (enricher.sources.alertmanager): then the counts decide."""
+    new = {item for item in set(after) - set(before) if not item.startswith("#")}
+    if new:
+        return len(new)
+    totals = [_tracked_total(ids) for ids in (before, after)]
+    return max(0, totals[1] - totals[0])
+
+
+def _tracked_total(ids: tuple[str, ...]) -> int:
+    tail = ids[-1] if ids else ""
+    if tail.startswith("#"):
+        return int(tail[1:].partition(":")[0] or 0)
+    return len(ids)
 
 
 class Processor:
@@ -198,6 +222,7 @@ class Processor:
             status=alert.status,
             received_at=job.received_at,
             message=_message_json(message) if message is not None else "",
+            severity=alert.severity or "",
         ):
             # Our lease was taken over while we posted: the reader may see two messages.
             log.error("slack.duplicate_post", group=alert.group_key, ts=ref.ts)
@@ -205,16 +230,40 @@ class Processor:
 
     async def _update_group(self, job: Job, record: PostRecord, ledger: Ledger) -> Outcome:
         alert = job.alert
+        if job.received_at < record.received_at:
+            return "superseded"  # an older view of the group than the message shows
         result = await self.enrich(alert)
         message = render_message(alert, result, runbook_base_url=self.runbook_base_url)
+        rose = severity_rank(alert.severity) > severity_rank(record.severity)
+        more = joined(record.fingerprints, job.fingerprints)
         if self.poster.can_update and record.ts:
-            await self.poster.update(PostRef(record.channel, record.ts), message)
+            ref = PostRef(record.channel, record.ts)
+            await self.poster.update(ref, message)
             self.metrics.slack_posts.labels("update").inc()
+            if rose or more:
+                # Marked per notification: a retry after a lost answer does not repeat it.
+                mark = marker(alert.group_key, "escalated:" + job.dedup_key)
+                text = render_escalation(alert, severity_rose=rose, joined=more)
+                await self.poster.reply_once(ref, text, mark, broadcast=True)
+                self.metrics.slack_posts.labels("escalation").inc()
+        elif rose or more:
+            text = render_escalation(alert, severity_rose=rose, joined=more)
+            section = {"type": "section", "text": {"type": "mrkdwn", "text": text}}
+            await self._post(alert, SlackMessage(text, [section]), "", since=None)
+        if rose or more:
+            log.info(
+                "alert.escalated",
+                group=alert.group_key,
+                severity_rose=rose,
+                joined=more,
+                firing=alert.firing_count,
+            )
         await ledger.update_post(
             alert.group_key,
             fingerprints=job.fingerprints,
             message=_message_json(message),
             received_at=job.received_at,
+            severity=alert.severity or "",
         )
         return "updated"
 

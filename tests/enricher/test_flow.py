@@ -24,6 +24,7 @@ from enricher.app import create_app
 from enricher.index.embedding import Embedder
 from enricher.search.searcher import Searcher
 from enricher.service import Services
+from enricher.slack.cards import COLORS
 from scripts.local_redis import RedisServer
 from tests.conftest import wait_for
 from tests.fakeslack import FakeSlack
@@ -123,7 +124,8 @@ class TestFiring:
         assert 'rbe_webhooks_deduplicated_total{source="alertmanager"} 2.0' in metrics
 
     def test_group_gaining_alerts_updates_the_message(self, running: Running) -> None:
-        """A second alert joining the group edits the posted message instead of posting again."""
+        """A second alert joining the group edits the posted message instead of posting
+        again, and tells the channel in a broadcast thread reply (an edit notifies no one)."""
         running.alertmanager(am_body(LAG))
         wait_for(lambda: len(running.posts()) == 1, what="the first post")
         second = {**LAG, "fingerprint": "a2", "labels": {**LAG["labels"], "instance": "db-3"}}
@@ -134,6 +136,57 @@ class TestFiring:
             "ts", update["ts"]
         )
         assert "2 alerts" in running.text_of(update)
+        wait_for(lambda: len(running.posts()) == 2, what="the notification")
+        top_level, reply = running.posts()
+        assert "thread_ts" not in top_level
+        assert reply["reply_broadcast"] is True and "1 more alert firing" in reply["text"]
+
+    def test_posted_page_carries_colored_runbook_attachments(self, running: Running) -> None:
+        """The runbook match is an attachment card, red for a critical alert, with source,
+        revision and score; the resolve's chat.update turns it green."""
+        running.alertmanager(am_body(LAG))
+        wait_for(lambda: len(running.posts()) == 1, what="the Slack post")
+        post = running.posts()[0]
+        card = post["attachments"][0]
+        assert card["color"] == COLORS["critical"]
+        card_text = json.dumps(card["blocks"], ensure_ascii=False)
+        assert "postgres/PostgresReplicationLag.md" in card_text and "rev " in card_text
+        assert "PostgresReplicationLag.md" not in running.text_of(post)
+        running.alertmanager(resolved(am_body(LAG)))
+        wait_for(lambda: len(running.fake.calls_to("chat.update")) == 1, what="the update")
+        update = running.fake.calls_to("chat.update")[0].body
+        assert {a["color"] for a in update["attachments"]} == {COLORS["resolved"]}
+
+    def test_severity_rise_in_a_group_notifies(self, running: Running) -> None:
+        """A critical joining a warning group edits the page and broadcasts a thread reply
+        that names what is firing now, not just the first alert."""
+        warn = am_alert("HighErrorRate", "checkout", fingerprint="w1", summary="checkout 5xx")
+        warn["labels"] = {**warn["labels"], "severity": "warning", "namespace": "shop"}
+        body = am_body(warn)
+        body["commonLabels"]["severity"] = "warning"
+        running.alertmanager(body)
+        wait_for(lambda: len(running.posts()) == 1, what="the first post")
+        crit = am_alert("HighErrorRate", "payments", fingerprint="c1", summary="payments 5xx")
+        crit["labels"] = {**crit["labels"], "namespace": "payments"}
+        grown = am_body(warn, crit)
+        grown["commonLabels"] = {"alertname": "HighErrorRate"}
+        running.alertmanager(grown)
+        wait_for(lambda: len(running.posts()) == 2, what="the escalation reply")
+        reply = running.posts()[1]
+        assert reply["thread_ts"] and reply["reply_broadcast"] is True
+        assert "is now *critical*" in reply["text"]
+        assert "namespace=payments" in reply["text"] and "namespace=shop" in reply["text"]
+        update = running.fake.calls_to("chat.update")[0].body
+        assert "payments 5xx" in running.text_of(update)
+
+    def test_alerts_leaving_a_group_stay_silent(self, running: Running) -> None:
+        """A group that shrinks is edited, without a notification."""
+        second = {**LAG, "fingerprint": "a2", "labels": {**LAG["labels"], "instance": "db-3"}}
+        running.alertmanager(am_body(LAG, second))
+        wait_for(lambda: len(running.posts()) == 1, what="the first post")
+        running.alertmanager(am_body(LAG))
+        wait_for(lambda: len(running.fake.calls_to("chat.update")) == 1, what="the update")
+        wait_for(lambda: "rbe_queue_depth 0.0" in running.metrics(), what="an empty queue")
         assert len(running.posts()) == 1
 
     def test_no_confident_match_still_pages(self, running: Running) -> None:
