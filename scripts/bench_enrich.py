@@ -64,16 +64,7 @@ from ingest.chunking import chunk_markdown
 from ingest.frontmatter import split_front_matter
 from ingest.sources import DOC_HASH_VERSION
 from ingest.sync import INDEX_RECIPE_VERSION, Syncer, SyncOptions
-from scripts.bench_ingest import (
-    MODELS_DIR,
-    REPO,
-    emit,
-    machine,
-    note,
-    peak_rss_mb,
-    percentile,
-    print_table,
-)
+from scripts.benchlib import MODELS_DIR, REPO, dist, emit, machine, note, peak_rss_mb, print_table
 from scripts.corpus_gen import GENERATOR_VERSION, Runbook, runbooks, write_corpus
 from scripts.local_redis import RedisServer, free_port, running_redis
 from tests.fakeslack import FakeSlack
@@ -406,18 +397,6 @@ def burst_client(url: str, bodies_file: Path, threads: int) -> dict[str, Any]:
 
 
 # --- one index size ------------------------------------------------------------------------
-
-
-def ms(seconds: float) -> float:
-    return round(seconds * 1000, 2)
-
-
-def dist(values: Sequence[float]) -> dict[str, float]:
-    """p50/p99/max/mean in milliseconds."""
-    if not values:
-        return {"p50": 0.0, "p99": 0.0, "max": 0.0, "mean": 0.0}
-    return {"p50": ms(percentile(values, 50)), "p99": ms(percentile(values, 99)),
-            "max": ms(max(values)), "mean": ms(sum(values) / len(values))}
 
 
 @dataclass
