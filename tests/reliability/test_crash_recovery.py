@@ -35,17 +35,11 @@ from enricher.service import Services
 from enricher.slack.delivery import BotDelivery, PostRef
 from enricher.slack.render import render_message
 from enricher.sources.alertmanager import normalize_group, parse_alertmanager
-from scripts.chaos import (
-    AM_TOKEN,
-    Enricher,
-    am_body,
-    enricher_env,
-    log_events,
-    runbook_alerts,
-    unfinished_jobs,
-)
-from scripts.chaos import CHANNEL as CHAOS_CHANNEL
-from scripts.chaos import marker as marker_of
+from scripts.chaos.harness import AM_TOKEN, Enricher, enricher_env
+from scripts.chaos.harness import CHANNEL as CHAOS_CHANNEL
+from scripts.chaos.observed import log_events, unfinished_jobs
+from scripts.chaos.observed import marker as marker_of
+from scripts.chaos.workload import am_body, runbook_alerts
 from tests.conftest import wait_for
 from tests.fakeslack import FakeSlack
 from tests.helpers import CHANNEL, service_settings

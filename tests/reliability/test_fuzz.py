@@ -27,7 +27,7 @@ from structlog.testing import capture_logs
 from enricher.app import create_app
 from enricher.index.embedding import Embedder
 from enricher.service import Services
-from scripts.chaos import unfinished_jobs
+from scripts.chaos.observed import unfinished_jobs
 from scripts.local_redis import RedisServer
 from tests.conftest import wait_for
 from tests.fakeslack import FakeSlack, running_fake_slack

@@ -14,17 +14,10 @@ import httpx
 import pytest
 import redis
 
-from scripts.chaos import (
-    AM_TOKEN,
-    CHANNEL,
-    Enricher,
-    am_body,
-    enricher_env,
-    log_events,
-    runbook_alerts,
-    unfinished_jobs,
-)
-from scripts.chaos import marker as marker_of
+from scripts.chaos.harness import AM_TOKEN, CHANNEL, Enricher, enricher_env
+from scripts.chaos.observed import log_events, unfinished_jobs
+from scripts.chaos.observed import marker as marker_of
+from scripts.chaos.workload import am_body, runbook_alerts
 from scripts.local_redis import RedisServer
 from tests.conftest import wait_for
 from tests.fakeslack import running_fake_slack

@@ -14,18 +14,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from scripts.chaos import (
-    AM_TOKEN,
-    CHANNEL,
-    Enricher,
-    GroupView,
-    am_body,
-    enricher_env,
-    log_events,
-    runbook_alerts,
-    slack_view,
-    unfinished_jobs,
-)
+from scripts.chaos.harness import AM_TOKEN, CHANNEL, Enricher, enricher_env
+from scripts.chaos.observed import GroupView, log_events, slack_view, unfinished_jobs
+from scripts.chaos.workload import am_body, runbook_alerts
 from tests.conftest import wait_for
 from tests.fakeslack import FakeSlack
 

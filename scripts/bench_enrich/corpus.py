@@ -1,0 +1,143 @@
+"""What each index size runs on: the shortest corpus prefix that makes the chunks, alerts
+about it, and its index, built once and cached under .cache/bench."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import json
+import shutil
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+from enricher.index import schema
+from enricher.index.embedding import Embedder
+from enricher.settings import Settings
+from ingest.cache import EmbeddingCache
+from ingest.chunking import chunk_markdown
+from ingest.frontmatter import split_front_matter
+from ingest.sources import DOC_HASH_VERSION
+from ingest.sync import INDEX_RECIPE_VERSION, Syncer, SyncOptions
+from scripts.benchlib import MODELS_DIR, REPO, note
+from scripts.corpus_gen import GENERATOR_VERSION, Runbook, runbooks, write_corpus
+
+SEED = 7
+CACHE_DIR = REPO / ".cache" / "bench"
+
+
+def corpus_for(chunks: int) -> list[Runbook]:
+    """The shortest prefix of the generated corpus that makes at least `chunks` chunks."""
+    books = runbooks(max(50, chunks // 3), seed=SEED)
+    settings = Settings()
+    total = 0
+    for n, book in enumerate(books, start=1):
+        body = split_front_matter(book.text)[1]
+        chunks_of = chunk_markdown(
+            body, max_chars=settings.chunk_max_chars, min_chars=settings.chunk_min_chars
+        )
+        total += len(chunks_of)
+        if total >= chunks:
+            return books[:n]
+    raise ValueError(f"{len(books)} runbooks make only {total} chunks, fewer than {chunks}")
+
+
+def generator_url(service: str) -> str:
+    """A rule link as Prometheus writes it, so every search also reads the rule's metrics
+    (enricher.sources.promql) and looks for the runbooks quoting them, as it does in production."""
+    metric = service.replace("-", "_")
+    errors, total = f"{metric}_requests_errors_total", f"{metric}_requests_total"
+    expr = f"sum(rate({errors}[5m])) / sum(rate({total}[5m])) > 0.05"
+    return "http://prometheus.example/graph?" + urlencode({"g0.expr": expr, "g0.tab": "1"})
+
+
+def am_body(seq: int, name: str, service: str, summary: str, description: str) -> bytes:
+    """An Alertmanager v4 notification; `seq` makes the group (and so the post) unique."""
+    starts = datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    labels = {"alertname": name, "service": service, "severity": "critical",
+              "namespace": service.split("-")[0], "instance": f"10.0.{seq % 250}.{seq % 7}:8080"}
+    alert = {
+        "status": "firing", "labels": labels,
+        "annotations": {"summary": summary, "description": description},
+        "startsAt": starts, "endsAt": "0001-01-01T00:00:00Z",
+        "generatorURL": generator_url(service), "fingerprint": f"bench{seq:08x}",
+    }
+    return json.dumps({
+        "version": "4", "groupKey": f'{{}}:{{alertname="{name}", bench="{seq}"}}',
+        "truncatedAlerts": 0, "status": "firing", "receiver": "runbook-enricher",
+        "groupLabels": {"alertname": name}, "commonLabels": labels,
+        "commonAnnotations": alert["annotations"], "externalURL": "http://alertmanager:9093",
+        "alerts": [alert],
+    }).encode()
+
+
+def alert_bodies(
+    indexed: list[Runbook], unindexed: list[Runbook], count: int, start: int
+) -> list[bytes]:
+    """A realistic mix: 60% alerts with a runbook (service labels as found in the wild),
+    20% alerts whose runbook was never written, 20% generic alert names (HighErrorRate)."""
+    bodies: list[bytes] = []
+    for i in range(count):
+        seq = start + i
+        kind = seq % 5
+        pool = unindexed if kind == 3 else indexed
+        book = pool[(seq * 7919) % len(pool)]
+        labels = (book.service, f"{book.service}-prod", f"{book.service}-{book.component}")
+        service = labels[seq % 3]
+        name = book.alert_name if kind != 4 else book.kind
+        bodies.append(am_body(seq, name, service, book.summary, book.description))
+    return bodies
+
+
+def ensure_index(
+    books: list[Runbook], embedder: Embedder, rebuild: bool
+) -> tuple[Path, dict[str, Any]]:
+    """The embedded Qdrant folder for `books`, built once and cached under .cache/bench."""
+    options = SyncOptions.from_settings(Settings(), [])
+    # Whatever decides what the index holds: the corpus, the models, the chunking and
+    # embed-text recipes, the index contract (enricher/schema.py) and the client version.
+    contract = hashlib.sha256(Path(schema.__file__).read_bytes()).hexdigest()
+    key = hashlib.sha256(json.dumps([
+        GENERATOR_VERSION, SEED, len(books), embedder.identity.key, INDEX_RECIPE_VERSION,
+        DOC_HASH_VERSION, options.chunk_max_chars, options.chunk_min_chars, contract,
+        importlib.metadata.version("qdrant-client"),
+    ]).encode()).hexdigest()[:16]
+    target = CACHE_DIR / f"enrich-{len(books)}docs-{key}"
+    meta_path = target / "meta.json"
+    if meta_path.exists() and not rebuild:
+        meta = json.loads(meta_path.read_text())
+        meta["cached"] = True
+        note(f"reusing cached index {target} ({meta['chunks']} chunks)")
+        return target / "qdrant", meta
+    shutil.rmtree(target, ignore_errors=True)
+    CACHE_DIR.mkdir(parents=True, exist_ok=True)
+    building = Path(tempfile.mkdtemp(prefix="building-", dir=CACHE_DIR))
+    corpus = building / "runbooks"
+    write_corpus(corpus, len(books), seed=SEED)
+    settings = Settings(models_dir=MODELS_DIR, qdrant_path=building / "qdrant",
+                        qdrant_collection="bench")
+    client = schema.open_client(settings)
+    shown = [0]
+
+    def progress(done: int, total: int) -> None:
+        if done * 10 // total > shown[0]:
+            shown[0] = done * 10 // total
+            note(f"  embedded {done}/{total} chunks")
+
+    note(f"building the index for {len(books)} runbooks (once; cached in {CACHE_DIR}) ...")
+    started = time.perf_counter()
+    syncer = Syncer(client, settings.qdrant_collection, embedder, EmbeddingCache(None, "none"))
+    options = SyncOptions.from_settings(settings, [corpus], use_git=False)
+    report = syncer.run(options, progress=progress)
+    seconds = time.perf_counter() - started
+    client.close()
+    shutil.rmtree(corpus)
+    meta = {"docs": report.indexed_docs, "chunks": report.indexed_chunks,
+            "build_s": round(seconds, 1), "built": datetime.now(UTC).isoformat(timespec="seconds")}
+    (building / "meta.json").write_text(json.dumps(meta))
+    building.rename(target)
+    note(f"built in {seconds:.0f} s: {report.summary()}")
+    return target / "qdrant", {**meta, "cached": False}

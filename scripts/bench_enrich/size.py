@@ -1,0 +1,138 @@
+"""One index size: the real service with timing wrappers in place, sequential alerts, then a
+burst from a child process; returns the size's JSON result."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, cast
+
+import httpx
+from pydantic import SecretStr
+from qdrant_client import QdrantClient
+
+from enricher.app import create_app
+from enricher.index.embedding import Embedder
+from enricher.service import Services
+from enricher.settings import Settings
+from enricher.slack.render import render_message
+from scripts.bench_enrich.corpus import SEED, alert_bodies, corpus_for, ensure_index
+from scripts.bench_enrich.serving import serving
+from scripts.bench_enrich.summary import summarize
+from scripts.bench_enrich.timing import (
+    StampedSlack,
+    TimedBotDelivery,
+    TimedClient,
+    TimedEmbedder,
+    TimedSearcher,
+)
+from scripts.benchlib import MODELS_DIR, REPO, note
+from scripts.corpus_gen import runbooks
+from scripts.local_redis import RedisServer
+
+TOKEN = "xoxb-bench"
+CHANNEL = "C0BENCH"
+BASE_URL = "https://git.example.com/ops/runbooks/blob/main"
+WARMUP = 5
+
+
+@dataclass
+class SizeSetup:
+    chunks: int
+    alerts: int
+    burst: int
+    burst_threads: int
+    workers: int
+    drain_timeout_s: float
+    rebuild: bool
+
+
+def bench_size(
+    setup: SizeSetup, embedder: Embedder, redis_server: RedisServer, fake: StampedSlack,
+    work: Path,
+) -> dict[str, Any]:
+    books = corpus_for(setup.chunks)
+    unindexed = runbooks(len(books) + 200, seed=SEED)[len(books):]
+    cached_qdrant, meta = ensure_index(books, embedder, setup.rebuild)
+    qdrant_path = work / f"qdrant-{setup.chunks}"
+    shutil.copytree(cached_qdrant, qdrant_path)
+    redis_server.flush()
+    fake.reset()
+    fake.received.clear()
+    settings = Settings(
+        models_dir=MODELS_DIR, qdrant_path=qdrant_path, qdrant_collection="bench",
+        redis_url=redis_server.url, slack_bot_token=SecretStr(TOKEN), slack_channel=CHANNEL,
+        slack_api_url=fake.url, allow_unauthenticated=True, workers=setup.workers,
+        runbook_base_url=BASE_URL,
+    )
+    # Typed as the real parts: the wrappers delegate every call the service makes.
+    timed_embedder = cast(Embedder, TimedEmbedder(embedder))
+    delivery = TimedBotDelivery(TOKEN, fake.url)
+    services = Services.build(settings, embedder=timed_embedder, delivery=delivery)
+    searcher = TimedSearcher(cast(QdrantClient, TimedClient(services.client)),
+                             settings.qdrant_collection, timed_embedder, services.searcher.config)
+    services.searcher = services.processor.searcher = searcher
+    points = services.client.count(settings.qdrant_collection, exact=True).count
+
+    sequential = alert_bodies(books, unindexed, WARMUP + setup.alerts, start=0)
+    burst = alert_bodies(books, unindexed, setup.burst, start=100_000)
+    acks: list[float] = []
+    e2e: list[float] = []
+    slack_leg: list[float] = []
+    failures: list[str] = []
+    with serving(create_app(services)) as base:
+        url = f"{base}/webhook/alertmanager"
+        note(f"{points} chunks: {setup.alerts} sequential alerts ...")
+        with httpx.Client(timeout=30) as client:
+            for n, body in enumerate(sequential):
+                started = time.perf_counter()
+                response = client.post(url, content=body,
+                                       headers={"Content-Type": "application/json"})
+                acked = time.perf_counter()
+                if response.status_code != 202:
+                    failures.append(f"alert {n}: HTTP {response.status_code} {response.text[:100]}")
+                    break
+                if not fake.wait_for_posts(n + 1, timeout_s=120):
+                    failures.append(f"alert {n}: no chat.postMessage within 120 s")
+                    break
+                if n >= WARMUP:
+                    acks.append(acked - started)
+                    e2e.append(fake.received[n] - started)
+                    slack_leg.append(fake.received[n] - delivery.post_started[n])
+        probes = searcher.probes[WARMUP : WARMUP + len(e2e)]
+        down = [p.result.reason for p in probes if p.result and p.result.status == "unavailable"]
+        if down:  # latencies of a search that failed fast would flatter the engine
+            failures.append(f"{len(down)} search(es) unavailable, first: {down[0]}")
+        note(f"{points} chunks: burst of {setup.burst} webhooks ...")
+        bodies_file = work / f"burst-{setup.chunks}.json"
+        bodies_file.write_text(json.dumps([b.decode() for b in burst]))
+        posted_before = len(fake.received)
+        child = subprocess.run(
+            [sys.executable, "-m", "scripts.bench_enrich", "--burst-client", str(bodies_file),
+             "--url", url, "--threads", str(setup.burst_threads)],
+            capture_output=True, text=True, check=True, cwd=REPO,
+        )
+        burst_result = json.loads(child.stdout.strip().splitlines()[-1])
+        drained = fake.wait_for_posts(posted_before + setup.burst, timeout_s=setup.drain_timeout_s)
+        # Both processes read the same wall clock: from the first POST to the last post seen.
+        burst_window = time.time() - float(burst_result["started_at"])
+        burst_posted = len(fake.received) - posted_before
+        burst_probes = searcher.probes[WARMUP + len(e2e) :]
+        note(f"{points} chunks: {burst_posted}/{setup.burst} burst alerts posted in "
+             f"{burst_window:.0f} s; stopping the service")
+    # Render is pure: time it on the same alerts and results, outside the service.
+    render_s: list[float] = []
+    for probe in probes:
+        assert probe.result is not None
+        started = time.perf_counter()
+        for _ in range(5):
+            render_message(probe.alert, probe.result, runbook_base_url=BASE_URL)
+        render_s.append((time.perf_counter() - started) / 5)
+    return summarize(points, meta, probes, burst_probes, acks, e2e, slack_leg, render_s,
+                     burst_result, burst_posted, burst_window, drained, setup.burst_threads,
+                     setup.workers, failures)

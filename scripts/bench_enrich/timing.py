@@ -1,0 +1,166 @@
+"""Thin timing wrappers around the real parts of the service: they delegate every call and
+record into the probe of the search running on the current thread."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, cast
+
+from qdrant_client import QdrantClient, models
+
+from enricher.alert import Alert
+from enricher.index import schema
+from enricher.index.embedding import Embedder, SparseVector
+from enricher.result import SearchResult
+from enricher.search.searcher import Searcher
+from enricher.slack.delivery import BotDelivery, PostRef
+from enricher.slack.render import SlackMessage
+from tests.fakeslack import FakeSlack
+
+
+@dataclass
+class Probe:
+    """What one `Searcher.search` call spent, recorded by the thread that ran it."""
+
+    alert: Alert
+    dense_s: float = 0.0
+    sparse_s: float = 0.0
+    qdrant: list[tuple[str, float]] = field(default_factory=list)
+    total_s: float = 0.0
+    result: SearchResult | None = None
+
+
+_local = threading.local()
+
+
+def _probe() -> Probe | None:
+    return cast(Probe | None, getattr(_local, "probe", None))
+
+
+class TimedEmbedder:
+    """The real Embedder; query embeddings are timed into the current probe."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.identity = inner.identity
+
+    def dense_query(self, text: str) -> list[float]:
+        started = time.perf_counter()
+        vector = self.inner.dense_query(text)
+        if (probe := _probe()) is not None:
+            probe.dense_s += time.perf_counter() - started
+        return vector
+
+    def sparse_query(self, text: str) -> SparseVector:
+        started = time.perf_counter()
+        vector = self.inner.sparse_query(text)
+        if (probe := _probe()) is not None:
+            probe.sparse_s += time.perf_counter() - started
+        return vector
+
+    def dense(self, texts: Sequence[str], batch_size: int = 32) -> list[list[float]]:
+        return self.inner.dense(texts, batch_size)
+
+    def sparse(self, texts: Sequence[str]) -> list[SparseVector]:
+        return self.inner.sparse(texts)
+
+
+def _call_kind(kwargs: dict[str, Any]) -> str:
+    """What a query_points call is for: a hybrid tier (by its prefetch filter) or a
+    single-retriever query (the searcher's BM25-only read of lexical evidence)."""
+    prefetch = kwargs.get("prefetch")
+    if not prefetch:
+        return f"{kwargs.get('using', '?')} only"
+    first = prefetch[0] if isinstance(prefetch, list) else prefetch
+    flt = getattr(first, "filter", None)
+    if not isinstance(flt, models.Filter) or not flt.must:
+        return "hybrid unfiltered"
+    conditions = flt.must if isinstance(flt.must, list) else [flt.must]
+    keys = {getattr(c, "key", "") for c in conditions}
+    if schema.F_ALERT_KEYS in keys:
+        return "hybrid alert_name"
+    return "hybrid service" if schema.F_SERVICE_KEYS in keys else "hybrid other"
+
+
+class TimedClient:
+    """The real QdrantClient for the calls the searcher makes (`query_points`, and `scroll`
+    for the runbooks quoting the rule's metrics), each timed into the current probe."""
+
+    def __init__(self, inner: QdrantClient) -> None:
+        self.inner = inner
+
+    def query_points(self, collection_name: str, **kwargs: Any) -> models.QueryResponse:
+        return cast(
+            models.QueryResponse,
+            self._timed(_call_kind(kwargs), self.inner.query_points, collection_name, **kwargs),
+        )
+
+    def scroll(self, collection_name: str, **kwargs: Any) -> Any:
+        return self._timed("scroll, metric quotes", self.inner.scroll, collection_name, **kwargs)
+
+    @staticmethod
+    def _timed(kind: str, call: Any, *args: Any, **kwargs: Any) -> Any:
+        started = time.perf_counter()
+        response = call(*args, **kwargs)
+        if (probe := _probe()) is not None:
+            probe.qdrant.append((kind, time.perf_counter() - started))
+        return response
+
+
+class TimedSearcher(Searcher):
+    """The service's Searcher, recording one Probe per search (in call order)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.probes: list[Probe] = []
+
+    def search(self, alert: Alert, now: datetime | None = None) -> SearchResult:
+        probe = Probe(alert=alert)
+        _local.probe = probe
+        started = time.perf_counter()
+        try:
+            result = super().search(alert, now)
+        finally:
+            _local.probe = None
+        probe.total_s = time.perf_counter() - started
+        probe.result = result
+        self.probes.append(probe)
+        return result
+
+
+class TimedBotDelivery(BotDelivery):
+    """The real bot delivery; records when each chat.postMessage call starts."""
+
+    def __init__(self, token: str, base_url: str) -> None:
+        super().__init__(token, base_url)
+        self.post_started: list[float] = []
+
+    async def post(self, channel: str, message: SlackMessage, marker: str) -> PostRef:
+        self.post_started.append(time.perf_counter())
+        return await super().post(channel, message, marker)
+
+
+class StampedSlack(FakeSlack):
+    """The fake Slack API, stamping when each successful chat.postMessage arrives."""
+
+    def __init__(self, token: str) -> None:
+        super().__init__(token=token)
+        self.received: list[float] = []
+        self.arrived = threading.Condition()
+
+    def _handle(self, method: str, body: dict[str, Any], headers: dict[str, str]) -> Any:
+        at = time.perf_counter()
+        reply = super()._handle(method, body, headers)
+        if method == "chat.postMessage" and reply.ok:
+            with self.arrived:
+                self.received.append(at)
+                self.arrived.notify_all()
+        return reply
+
+    def wait_for_posts(self, count: int, timeout_s: float) -> bool:
+        with self.arrived:
+            return self.arrived.wait_for(lambda: len(self.received) >= count, timeout=timeout_s)
