@@ -17,6 +17,7 @@ if ! redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1; then
     echo "run: started redis-server on 127.0.0.1:$REDIS_PORT (data/redis; stop: make stop)" >&2
 fi
 
-.venv/bin/python -m ingest --root "${RUNBOOKS_DIR:-golden/runbooks}"
-echo "run: serving on http://$HOST:$PORT; Slack messages are printed below. Try: curl -XPOST localhost:$PORT/webhook/alertmanager --data @golden/samples/alertmanager-renamed-alert.json" >&2
+# Piped, so ingest's progress bar (drawn only on a terminal) stays out of the service's log.
+.venv/bin/python -m ingest --root "${RUNBOOKS_DIR:-golden/runbooks}" 2>&1 | cat >&2
+echo "run: serving on http://$HOST:$PORT; Slack messages are printed below. Try the curl example in README.md" >&2
 exec .venv/bin/python -m enricher

@@ -49,7 +49,8 @@ def parse_args(argv: list[str] | None) -> Args:
     p.add_argument("--rate-500", type=float, default=0.1)
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--claim-idle-s", type=float, default=3.0, help="JOB_CLAIM_IDLE_S")
-    p.add_argument("--post-lease-s", type=float, default=10.0, help="POST_LEASE_S")
+    p.add_argument("--post-lease-s", type=float, default=120.0,
+                   help="POST_LEASE_S (the production default: a restart takes over at once)")
     p.add_argument("--cap-s", type=float, default=900, help="give up draining after this")
     p.add_argument("--quiet-s", type=float, default=6, help="Slack silence that means done")
     p.add_argument("--memory-rounds", type=int, default=6)

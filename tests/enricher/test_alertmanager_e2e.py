@@ -29,7 +29,7 @@ from tests.helpers import AM_TOKEN, CHANNEL, service_settings
 CONFIG = """
 route:
   receiver: enricher
-  group_by: [alertname, service]
+  group_by: [{group_by}]
   group_wait: 1s
   group_interval: 1s
   repeat_interval: 1h
@@ -68,12 +68,18 @@ def app_port(
 
 
 @pytest.fixture()
-def alertmanager(tmp_path: Path, app_port: int) -> Iterator[str]:
+def group_by(request: pytest.FixtureRequest) -> str:
+    """The route's group_by; a test overrides it with `@pytest.mark.parametrize`."""
+    return str(getattr(request, "param", "alertname, service"))
+
+
+@pytest.fixture()
+def alertmanager(tmp_path: Path, app_port: int, group_by: str) -> Iterator[str]:
     binary = shutil.which("prometheus-alertmanager")
     if binary is None:
         pytest.fail("prometheus-alertmanager is not installed: run `make setup`")
     config = tmp_path / "alertmanager.yml"
-    config.write_text(CONFIG.format(port=app_port, token=AM_TOKEN))
+    config.write_text(CONFIG.format(port=app_port, token=AM_TOKEN, group_by=group_by))
     port = free_port()
     proc = subprocess.Popen(
         [
@@ -173,6 +179,50 @@ class TestRealAlertmanager:
             if c.ok and not c.body.get("thread_ts")
         ]
         assert len(top_level) == 1
+
+
+    @pytest.mark.parametrize("group_by", ["alertname"], indirect=True)
+    def test_severity_rise_inside_a_group_notifies(
+        self, alertmanager: str, fake_slack: FakeSlack
+    ) -> None:
+        """group_by [alertname]: a warning for checkout is posted; a critical for payments
+        joins the group; the page is edited and a broadcast thread reply tells the channel,
+        naming the payments pod and namespace."""
+        push(alertmanager, [error_alert("checkout", "shop", "checkout-7f9c", "warning")])
+        wait_for(lambda: len(fake_slack.messages(CHANNEL)) == 1, what="the warning page")
+        push(
+            alertmanager,
+            [
+                error_alert("checkout", "shop", "checkout-7f9c", "warning"),
+                error_alert("payments", "payments", "payments-api-5d8b", "critical"),
+            ],
+        )
+
+        def escalation() -> list[dict[str, Any]]:
+            return [m for m in fake_slack.messages(CHANNEL) if m.get("reply_broadcast")]
+
+        wait_for(lambda: bool(escalation()), timeout_s=30, what="the notifying reply")
+        reply = escalation()[0]
+        assert reply["thread_ts"] == page_ts(fake_slack)
+        assert "is now *critical*" in reply["text"]
+        assert "namespace=payments" in reply["text"] and "payments-api-5d8b" in reply["text"]
+        update = [c.body for c in fake_slack.calls_to("chat.update") if c.ok][-1]
+        assert "HighErrorRate · critical" in json.dumps(update["blocks"], ensure_ascii=False)
+
+
+def error_alert(service: str, namespace: str, pod: str, severity: str) -> dict[str, Any]:
+    return {
+        "labels": {
+            "alertname": "HighErrorRate",
+            "service": service,
+            "namespace": namespace,
+            "pod": pod,
+            "severity": severity,
+        },
+        "annotations": {"summary": f"{service} is returning 5xx"},
+        "startsAt": (datetime.now(UTC) - timedelta(minutes=2)).isoformat(),
+        "generatorURL": "http://prometheus.example/graph",
+    }
 
 
 def page_ts(fake: FakeSlack) -> str:

@@ -6,8 +6,10 @@ slowly, so some posts land after the process is gone). The other classes rebuild
 crash leaves (Redis claim held by a dead owner, the message in Slack) with the production
 Ledger and BotDelivery, so each window is checked in seconds instead of waiting out a lease.
 
-TestKill9 waits out the real post lease (120 s, fixed in enricher/ledger.py), so this file
-takes about three minutes.
+TestKill9 runs with the production post lease (POST_LEASE_S 120 s): the restarted process
+takes over its dead predecessor's claims at once (same WORKER_ID, another process nonce), so
+it never waits on them ("post in flight"), and the pages in flight at the kill go out
+seconds after the restart, not after the lease (the time is printed; docs/RELIABILITY.md).
 """
 
 from __future__ import annotations
@@ -45,7 +47,6 @@ from tests.fakeslack import FakeSlack
 from tests.helpers import CHANNEL, service_settings
 
 BEARER = {"Authorization": f"Bearer {AM_TOKEN}"}
-LEASE_S = 120  # Processor claims with Ledger.claim_post's default lease
 
 
 def page(number: int, tag: str) -> tuple[str, bytes]:
@@ -86,7 +87,7 @@ class TestKill9:
         shutil.copytree(golden_index, tmp_path / "qdrant")
         env = enricher_env(qdrant_path=tmp_path / "qdrant", redis_url=redis_url,
                            slack_url=fake_slack.url, worker_id="crash-1", WORKERS="4",
-                           JOB_CLAIM_IDLE_S="3", POST_LEASE_S="10")
+                           JOB_CLAIM_IDLE_S="3", POST_LEASE_S="120")
         enricher = Enricher(env, tmp_path / "enricher.log")
         enricher.start()
         try:
@@ -108,6 +109,7 @@ class TestKill9:
             assert landed_after_kill, "no post was in flight at the kill: the window was missed"
 
             enricher.start()
+            restarted = time.monotonic()
             for _, body in pages[12:]:
                 response = httpx.post(f"{enricher.url}/webhook/alertmanager", content=body,
                                       headers=BEARER)
@@ -115,13 +117,19 @@ class TestKill9:
             markers = {marker_of(key, "firing") for key, _ in pages}
             wait_for(lambda: set(posts_with_marker(fake_slack, CHAOS_CHANNEL)) >= markers
                      and unfinished_jobs(redis_url) == 0,
-                     timeout_s=LEASE_S + 120, what="every page, after the dead lease expired")
+                     timeout_s=180, what="every page after the restart")
+            recovery_s = time.monotonic() - restarted
+            print(f"every page out {recovery_s:.1f} s after the restart")
+            # Waiting out the dead process's leases would take POST_LEASE_S (120 s); taking
+            # them over takes seconds. Half the lease tells the two apart on a loaded box.
+            assert recovery_s < 60, f"{recovery_s:.0f} s: the dead claims were waited out"
             time.sleep(2.5)  # a late second post would have landed by now
 
             assert posts_with_marker(fake_slack, CHAOS_CHANNEL) == dict.fromkeys(markers, 1)
             events = log_events(enricher.log_path)
             assert events["outcome.recovered"] >= len(landed_after_kill)
             assert events["slack.duplicate_post"] == 0
+
         finally:
             enricher.stop()
 

@@ -484,7 +484,7 @@ class TestParse:
         """Parsed payloads are immutable."""
         payload = parse(load("single_firing.json"))
         with pytest.raises(ValueError, match="frozen"):
-            payload.status = "resolved"  # type: ignore[misc]
+            payload.status = "resolved"
 
 
 def _with(path: tuple[str | int, ...], value: Any) -> bytes:
