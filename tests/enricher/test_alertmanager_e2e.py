@@ -137,7 +137,7 @@ class TestRealAlertmanager:
         push(alertmanager, [lag_alert("db-2:9187"), lag_alert("db-3:9187")])
         wait_for(lambda: len(fake_slack.messages(CHANNEL)) == 1, what="the firing page")
         page = fake_slack.calls_to("chat.postMessage")[0].body
-        blocks = json.dumps(page["blocks"], ensure_ascii=False)
+        blocks = json.dumps([*page["blocks"], *page.get("attachments", [])], ensure_ascii=False)
         assert "PostgresReplicationLag" in page["text"]
         assert "postgres/PostgresReplicationLag.md" in blocks
         assert "Postgres replication lag" in blocks

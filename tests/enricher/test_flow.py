@@ -67,7 +67,9 @@ class Running:
         return [c.body for c in self.fake.calls_to("chat.postMessage") if c.ok]
 
     def text_of(self, body: dict[str, Any]) -> str:
-        return json.dumps(body.get("blocks", []), ensure_ascii=False)
+        """The blocks and the attachment cards of a message, as JSON text."""
+        shown = [*body.get("blocks", []), *body.get("attachments", [])]
+        return json.dumps(shown, ensure_ascii=False)
 
 
 @pytest.fixture()
@@ -151,7 +153,7 @@ class TestFiring:
         assert card["color"] == COLORS["critical"]
         card_text = json.dumps(card["blocks"], ensure_ascii=False)
         assert "postgres/PostgresReplicationLag.md" in card_text and "rev " in card_text
-        assert "PostgresReplicationLag.md" not in running.text_of(post)
+        assert "PostgresReplicationLag.md" not in json.dumps(post["blocks"])
         running.alertmanager(resolved(am_body(LAG)))
         wait_for(lambda: len(running.fake.calls_to("chat.update")) == 1, what="the update")
         update = running.fake.calls_to("chat.update")[0].body
@@ -170,6 +172,7 @@ class TestFiring:
         crit["labels"] = {**crit["labels"], "namespace": "payments"}
         grown = am_body(warn, crit)
         grown["commonLabels"] = {"alertname": "HighErrorRate"}
+        grown["commonAnnotations"] = {}
         running.alertmanager(grown)
         wait_for(lambda: len(running.posts()) == 2, what="the escalation reply")
         reply = running.posts()[1]
