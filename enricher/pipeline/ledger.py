@@ -151,7 +151,9 @@ _HOLD_RESOLVE = (
     _PREDECESSOR
     + """
 local holder = redis.call('GET', KEYS[1])
-if holder and holder ~= ARGV[1] and not predecessor(holder, ARGV[1]) then
+-- The workers of one process share its owner id: a hold under our own id is another
+-- worker's, live. Only an earlier process's hold is taken over.
+if holder and not predecessor(holder, ARGV[1]) then
   return redis.call('PTTL', KEYS[1])
 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])

@@ -296,12 +296,13 @@ class TestFuzz:
         assert response.status_code < 500
 
     def test_oversize_bodies_are_413(self, app: App) -> None:
-        """A body over the cap is refused with 413, with or without a Content-Length."""
+        """A PagerDuty body over the cap is refused with 413, with or without a
+        Content-Length (Alertmanager bodies are streamed: tests/enricher/test_app.py)."""
         big = b"[" + b"1," * BODY_CAP + b"1]"
-        response = app.client.post("/webhook/alertmanager", content=big, headers=BEARER)
+        response = app.client.post("/webhook/pagerduty", content=big)
         assert response.status_code == 413
         chunks = iter([big[:1000], big[1000:]])
-        response = app.client.post("/webhook/alertmanager", content=chunks, headers=BEARER)
+        response = app.client.post("/webhook/pagerduty", content=chunks)
         assert response.status_code == 413
 
     def test_still_serving_and_accepted_bodies_delivered(self, app: App) -> None:
