@@ -34,10 +34,11 @@ run: setup
 demo: setup
 	$(PY) -m scripts.demo
 
-## Retrieval quality on the golden set; fails when test recall@3 or no-match accuracy drops
-## more than 2 points below golden/baseline.json.
+## Retrieval quality on three corpora side by side (golden/, ../shared/data/prom-runbooks when
+## present, a synthetic corpus of 1,000 runbooks); fails when golden or the real dev slice
+## falls more than 2 points below its baseline in golden/baselines/ (quality/suite.py).
 eval: setup
-	$(PY) -m quality.eval --corpus golden/runbooks --cases golden/cases.jsonl --gate golden/baseline.json
+	$(PY) -m quality.suite --gate golden/baselines
 
 ## Stop the redis-server that `make run` started.
 stop:

@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 Status = Literal["matched", "no_match", "unavailable"]
-Tier = Literal["alert_name+service", "alert_name", "service", "global"]
+Tier = Literal["runbook_url", "alert_name+service", "alert_name", "service", "global"]
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,10 @@ class Match:
     text: str
     revision: str = ""
     anchor: str = ""
+    #: Where a person reads the runbook (its git host's blob URL), "" when unknown.
+    url: str = ""
+    #: The matched section itself says what to do (its heading: Diagnosis, Mitigation...).
+    actionable: bool = False
     #: Metrics of the alert's rule that this runbook alone quotes (enricher.search.searcher).
     quoted_metrics: tuple[str, ...] = ()
     #: The runbook's first actionable section (diagnosis, mitigation, steps...) when the best
@@ -51,6 +55,8 @@ class SearchResult:
     leads: tuple[Match, ...] = field(default_factory=tuple)
     #: Why search was unavailable, for logs and the Slack note; never contains secrets.
     reason: str | None = None
+    #: The alert's runbook_url when it named no indexed runbook (the page says so).
+    unresolved_url: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -43,11 +43,11 @@ class Settings(BaseSettings):
 
     # --- ingest ---
     chunk_max_chars: int = Field(default=1500, ge=200)
-    chunk_min_chars: int = Field(default=250, ge=0)
+    chunk_min_chars: int = Field(default=100, ge=0)
 
     # --- search ---
-    score_threshold: float = Field(default=0.61, ge=0, le=1)
-    global_score_threshold: float = Field(default=0.76, ge=0, le=1)
+    score_threshold: float = Field(default=0.30, ge=0, le=1)
+    global_score_threshold: float = Field(default=0.30, ge=0, le=1)
     stale_after_days: int = Field(default=180, ge=1)
 
     # --- HTTP service ---

@@ -1,52 +1,53 @@
 """Split a runbook's markdown body into chunks along its headings.
 
-The rules, in the order they apply:
+The body is read by a CommonMark parser (markdown-it-py), so what counts as a heading, a
+code block or an HTML block is what GitHub renders. The rules, in the order they apply:
 
-1. ATX headings (``#`` to ``######``, up to three spaces of indent) start
-   sections. Lines inside fenced code blocks (``` or ~~~, three or more, closed
-   by the same character at least as long) are never headings. Fences are
-   recognised at any indentation so that fences inside list items are
-   protected too; an unclosed fence runs to the end of the body, as on GitHub.
-   Setext headings (underlined with ``===``) are not sections.
-2. A section's heading path is joined with " › ". When the body has exactly
-   one H1 and it is the first heading, it is the document title: it is left
-   out of every path, and the text before and after it is the preamble.
-3. Text before the first section heading is the preamble: section ``""`` and
-   anchor ``""`` (as the `Chunk` contract says).
-4. A section's text is split into blocks: paragraphs (separated by blank
-   lines) and fenced code blocks. Blocks are packed into chunks of at most
-   ``max_chars``. A paragraph longer than that is cut at line boundaries, and
-   a single over-long line at spaces. A fenced code block is never cut: an
-   oversized one is a chunk of its own, together with a lead-in shorter than
-   ``min_chars`` ("Restart it with:") when there is one.
-5. A chunk shorter than ``min_chars`` at a section boundary takes in the
-   following section(s) while it fits in ``max_chars``; the heading of each
-   section taken in stays visible as a bold line (``**Scale up**``). A short
-   chunk that still could not grow is appended to the chunk before it when
-   that fits.
-6. A chunk covering several sections is labelled with the heading path they
-   share ("Mitigation" for "Mitigation" + "Mitigation › Scale up"), or with
-   the first section's path when they share nothing. Its anchor is the anchor
-   of the deepest heading in that label. Every heading the label does not
-   name, the first section's included, appears in the text as a bold line.
+1. ATX (``#`` to ``######``) and setext (underlined with ``===`` or ``---``) headings start
+   sections. Nothing inside a fenced or indented code block, an HTML block or a list item
+   is a heading; an unclosed fence runs to the end of the body, as on GitHub.
+2. A section's heading path is joined with " › ". When the body has exactly one H1 and it
+   is the first heading, it is the document title: it is left out of every path, and the
+   text before and after it is the preamble.
+3. Text before the first section heading is the preamble: section ``""`` and anchor ``""``
+   (as the `Chunk` contract says).
+4. A section's text is split into the parser's top-level blocks (paragraphs, lists,
+   tables, quotes, code and HTML blocks). Blocks are packed into chunks of at most
+   ``max_chars``. A block longer than that is cut at line boundaries, and a single
+   over-long line at spaces; a code block is never cut, not even one nested in a list
+   item. An oversized code block is a chunk of its own, together with a lead-in shorter
+   than ``min_chars`` ("Restart it with:") when there is one.
+5. A chunk shorter than ``min_chars`` at a section boundary takes in the following
+   section(s) while it fits in ``max_chars``; the heading of each section taken in stays
+   visible as a bold line (``**Scale up**``). A short chunk that still could not grow is
+   appended to the chunk before it when that fits.
+6. A chunk covering several sections is labelled with the heading path they share
+   ("Mitigation" for "Mitigation" + "Mitigation › Scale up"), or with the first section's
+   path when they share nothing. Its anchor is the anchor of the deepest heading in that
+   label. Every heading the label does not name, the first section's included, appears in
+   the text as a bold line.
 
-Chunk text is made of the body's own lines: code lines are kept verbatim,
-prose lines lose only trailing whitespace, and runs of blank lines between
-blocks become one. Empty sections make no chunk.
+Chunk text is made of the body's own lines: code lines are kept verbatim, other lines lose
+only trailing whitespace, and runs of blank lines between blocks become one. Empty
+sections make no chunk.
 """
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+from enricher.index.schema import Actionable
 from enricher.search.names import split_identifier
 from ingest.document import Chunk
 
 __all__ = [
     "SECTION_SEPARATOR",
+    "actionable",
     "chunk_markdown",
     "document_title",
     "embed_text",
@@ -55,22 +56,40 @@ __all__ = [
 
 SECTION_SEPARATOR = " › "
 
-_HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
-_CLOSING_HASHES = re.compile(r"(?:^|[ \t]+)#+$")
-_FENCE_OPEN = re.compile(r"^[ \t]*(`{3,}|~{3,})(.*)$")
-_FENCE_CLOSE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*$")
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _HTML_TAG = re.compile(r"<[^>]+>")
 _NOT_SLUG = re.compile(r"[^\w\- ]")
 
 
-@dataclass(frozen=True)
-class _Line:
-    text: str
-    #: (level, heading text) for a heading line.
-    heading: tuple[int, str] | None = None
-    #: Number of the fenced code block the line belongs to, opener and closer included.
-    fence: int | None = None
+#: Headings that say what to do. Runbook templates name these sections the same way across
+#: teams (Diagnosis, Mitigation, Remediation, Steps, Troubleshooting, What to do...).
+_ACTION_HEADING = re.compile(
+    r"\b(?:diagnos|mitigat|remediat|resolution|resolv|fix|steps?\b|troubleshoot|actions?\b"
+    r"|procedure|recover|workaround|investigat|triage|debug|what to do|how to|respond|response"
+    r"|runbook|playbook|checks?\b|restor|rollback|roll back)",
+    re.IGNORECASE,
+)
+#: A fenced or indented code block, or an inline `command` at the start of a list item.
+_COMMANDS = re.compile(r"^(?:```|~~~| {4}\S|\s*[-*] `)", re.MULTILINE)
+
+
+#: A heading the chunk took in from a merged section, rendered as a bold line (rule 5).
+_MERGED_HEADING = re.compile(r"^\*\*(.+)\*\*$", re.MULTILINE)
+
+
+def actionable(section: str, text: str) -> int:
+    """The `schema.Actionable` level of a chunk from its heading path and the headings of
+    the sections merged into it."""
+    headings = [section, *_MERGED_HEADING.findall(text)]
+    if any(_ACTION_HEADING.search(heading) for heading in headings):
+        return Actionable.HEADING
+    return Actionable.COMMANDS if _COMMANDS.search(text) else Actionable.NONE
+
+
+#: CommonMark plus GitHub's tables, which runbooks use for contact lists and past incidents.
+_PARSER = MarkdownIt("commonmark").enable("table")
+#: Blocks whose lines are code: kept verbatim and never cut.
+_CODE_BLOCKS = frozenset({"fence", "code_block"})
 
 
 @dataclass(frozen=True)
@@ -102,7 +121,7 @@ def chunk_markdown(body: str, *, max_chars: int, min_chars: int) -> list[Chunk]:
             f"chunk sizes need 0 <= min_chars <= max_chars and max_chars >= 1, "
             f"got min_chars={min_chars} max_chars={max_chars}"
         )
-    sections = _sections(_scan_lines(body), max_chars)
+    sections = _parse(body, max_chars)
     drafts = _pack(sections, max_chars, min_chars)
     drafts = _merge_short_tails(drafts, sections, max_chars, min_chars)
     chunks = []
@@ -120,10 +139,10 @@ def chunk_markdown(body: str, *, max_chars: int, min_chars: int) -> list[Chunk]:
 
 
 def document_title(body: str) -> str | None:
-    """The text of the first H1 outside code fences, if there is one."""
-    for line in _scan_lines(body):
-        if line.heading is not None and line.heading[0] == 1 and line.heading[1]:
-            return line.heading[1]
+    """The text of the first H1 (ATX or setext), if there is one."""
+    for level, text, _ in _headings(_PARSER.parse(body)):
+        if level == 1 and text:
+            return text
     return None
 
 
@@ -152,105 +171,110 @@ def embed_text(title: str, alert_names: Sequence[str], chunk: Chunk) -> str:
     return "\n".join(line for line in lines if line)
 
 
-def _scan_lines(body: str) -> list[_Line]:
-    lines: list[_Line] = []
-    fence_number = 0
-    open_fence: tuple[str, int] | None = None
-    for raw in body.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
-        if open_fence is not None:
-            lines.append(_Line(raw, fence=fence_number))
-            closer = _FENCE_CLOSE.match(raw)
-            if closer and closer[1][0] == open_fence[0] and len(closer[1]) >= open_fence[1]:
-                open_fence = None
-            continue
-        opener = _FENCE_OPEN.match(raw)
-        # A backtick fence's info string cannot contain backticks: "```x```" is inline code.
-        if opener and not (opener[1][0] == "`" and "`" in opener[2]):
-            fence_number += 1
-            open_fence = (opener[1][0], len(opener[1]))
-            lines.append(_Line(raw, fence=fence_number))
-            continue
-        heading = _HEADING.match(raw)
-        if heading:
-            text = _CLOSING_HASHES.sub("", heading[2] or "").strip()
-            lines.append(_Line(raw, heading=(len(heading[1]), text)))
-        else:
-            lines.append(_Line(raw))
-    return lines
+def _headings(tokens: Sequence[Token]) -> Iterator[tuple[int, str, int]]:
+    """(level, text, token index) of every top-level heading."""
+    for number, token in enumerate(tokens):
+        if token.type == "heading_open" and token.level == 0:
+            yield int(token.tag[1]), " ".join(tokens[number + 1].content.split()), number
 
 
-def _sections(lines: list[_Line], max_chars: int) -> list[_Section]:
-    headings = {n: line.heading for n, line in enumerate(lines) if line.heading is not None}
-    levels = [level for level, _ in headings.values()]
-    first = next(iter(headings), None)
-    title_line = first if levels.count(1) == 1 and levels[0] == 1 else None
-    anchors = _anchors(headings)
+def _parse(body: str, max_chars: int) -> list[_Section]:
+    lines = body.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    tokens = _PARSER.parse("\n".join(lines))
+    headings = list(_headings(tokens))
+    levels = [level for level, _, _ in headings]
+    title = headings[0][2] if levels.count(1) == 1 and levels[0] == 1 else None
+    anchors = _anchors([text for _, text, _ in headings])
+    code = [token.map for token in tokens if token.type in _CODE_BLOCKS and token.map]
 
     sections: list[_Section] = []
     stack: list[tuple[int, _Heading]] = []
-    content: list[_Line] = []
-    for number, line in enumerate(lines):
-        if line.heading is None:
-            content.append(line)
-        elif number == title_line:
-            # The title's neighbours are both preamble; keep them apart as paragraphs.
-            content.append(_Line(""))
-        else:
-            sections.append(_Section(tuple(h for _, h in stack), _blocks(content, max_chars)))
-            level, text = line.heading
-            while stack and stack[-1][0] >= level:
-                stack.pop()
-            stack.append((level, (text, anchors[number])))
-            content = []
-    sections.append(_Section(tuple(h for _, h in stack), _blocks(content, max_chars)))
+    blocks: list[_Block] = []
+    last_end: int | None = None
+    heading_number = 0
+    for number, token in enumerate(tokens):
+        if token.level != 0 or token.nesting == -1 or not token.map:
+            continue
+        start, end = token.map
+        if token.type == "heading_open":
+            if number != title:
+                sections.append(_Section(tuple(h for _, h in stack), tuple(blocks)))
+                level = int(token.tag[1])
+                while stack and stack[-1][0] >= level:
+                    stack.pop()
+                stack.append((level, (headings[heading_number][1], anchors[heading_number])))
+                blocks = []
+            heading_number += 1
+            # The title's neighbours are both preamble; keep them apart as blocks.
+            last_end = None
+            continue
+        tight = last_end == start and bool(blocks)
+        blocks.extend(_block(lines[start:end], start, token.type, code, max_chars, tight))
+        last_end = end
+    sections.append(_Section(tuple(h for _, h in stack), tuple(blocks)))
     return [section for section in sections if section.blocks]
 
 
-def _anchors(headings: dict[int, tuple[int, str]]) -> dict[int, str]:
-    """Anchors by line number; repeats get "-1", "-2"... as on GitHub."""
+def _anchors(headings: Sequence[str]) -> list[str]:
+    """GitHub's anchors, in heading order; repeats get "-1", "-2"... as on GitHub."""
     seen: dict[str, int] = {}
-    anchors: dict[int, str] = {}
-    for number, (_, text) in headings.items():
+    anchors: list[str] = []
+    for text in headings:
         slug = slugify(text)
         count = seen.get(slug, 0)
         seen[slug] = count + 1
-        anchors[number] = f"{slug}-{count}" if count else slug
+        anchors.append(f"{slug}-{count}" if count else slug)
     return anchors
 
 
-def _blocks(lines: list[_Line], max_chars: int) -> tuple[_Block, ...]:
-    blocks: list[_Block] = []
-    gap = False
+def _block(
+    lines: list[str],
+    first_line: int,
+    kind: str,
+    code: Sequence[list[int]],
+    max_chars: int,
+    tight: bool,
+) -> list[_Block]:
+    """One parsed block as packing units: whole, or cut at line boundaries when too long.
 
-    def kind(line: _Line) -> object:
-        if line.fence is not None:
-            return line.fence
-        return "blank" if not line.text.strip() else "text"
-
-    for key, group in itertools.groupby(lines, key=kind):
-        if key == "blank":
-            gap = True
-            continue
-        if key == "text":
-            text = "\n".join(line.text.rstrip() for line in group)
+    Lines of a code block nested inside this block (a fence in a list item) stay together.
+    """
+    if kind in _CODE_BLOCKS:
+        # The parser's range of a fence at the end of the body includes trailing blanks.
+        while lines and not lines[-1].strip():
+            lines = lines[:-1]
+        return [_Block("\n".join(lines), fenced=True, tight=tight)]
+    while lines and not lines[-1].strip():
+        lines = lines[:-1]
+    text = "\n".join(line.rstrip() for line in lines)
+    if len(text) <= max_chars:
+        return [_Block(text, fenced=False, tight=tight)]
+    units: list[str] = []
+    number = 0
+    while number < len(lines):
+        absolute = first_line + number
+        nested = next((m for m in code if m[0] == absolute and m[1] > absolute), None)
+        if nested is not None:
+            size = min(nested[1], first_line + len(lines)) - absolute
+            units.append("\n".join(lines[number : number + size]))
+            number += size
         else:
-            text = "\n".join(line.text for line in group)
-        if key == "text" and len(text) > max_chars:
-            pieces = _split_long(text, max_chars)
-            blocks.append(_Block(pieces[0], fenced=False, tight=bool(blocks) and not gap))
-            blocks.extend(_Block(piece, fenced=False, tight=True) for piece in pieces[1:])
-        else:
-            blocks.append(_Block(text, fenced=key != "text", tight=bool(blocks) and not gap))
-        gap = False
-    return tuple(blocks)
+            units.append(lines[number].rstrip())
+            number += 1
+    pieces = _split_long(units, max_chars)
+    return [
+        _Block(piece, fenced=False, tight=tight if i == 0 else True)
+        for i, piece in enumerate(pieces)
+    ]
 
 
-def _split_long(text: str, limit: int) -> list[str]:
-    """Pack whole lines into pieces of at most ``limit`` characters."""
+def _split_long(units: Sequence[str], limit: int) -> list[str]:
+    """Pack whole units (lines, or a nested code block) into pieces of at most ``limit``
+    characters; only a unit with no line breaks is ever cut, at spaces."""
     pieces: list[str] = []
     current: str | None = None
-    for line in text.split("\n"):
-        for part in _split_line(line, limit):
+    for unit in units:
+        for part in [unit] if "\n" in unit else _split_line(unit, limit):
             if current is not None and len(current) + 1 + len(part) <= limit:
                 current = f"{current}\n{part}"
             else:

@@ -29,6 +29,8 @@ class Document:
     body: str
     #: sha256 over everything that influences the index (metadata + body).
     doc_hash: str
+    #: Where a person reads it (a git host's blob URL, ingest.weblink); None when unknown.
+    url: str | None = None
 
 
 @dataclass(frozen=True)

@@ -25,16 +25,18 @@ import subprocess
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, time
 from pathlib import Path, PurePosixPath
+from urllib.parse import quote
 
 from enricher.search.names import split_identifier
 from ingest.chunking import document_title
 from ingest.document import Document, SourceError
 from ingest.frontmatter import FrontMatter, FrontMatterError, parse_front_matter, split_front_matter
+from ingest.weblink import blob_base
 
 __all__ = ["Scan", "scan_root"]
 
 #: Bump when the recipe of `doc_hash` changes, so every document is re-indexed once.
-DOC_HASH_VERSION = 1
+DOC_HASH_VERSION = 2
 
 _GIT_TIMEOUT_SECONDS = 60
 
@@ -53,6 +55,8 @@ class _GitState:
     blobs: dict[str, str] = field(default_factory=dict)
     #: Committer date of the newest commit touching the path, by path relative to the root.
     dates: dict[str, datetime] = field(default_factory=dict)
+    #: Blob URL of the root on its git host (ingest.weblink), when there is one.
+    web: str | None = None
 
 
 def scan_root(root: Path, *, use_git: bool = True) -> Scan:
@@ -121,7 +125,8 @@ def _read_document(base: Path, rel: str, git: _GitState) -> Document | SourceErr
     else:
         last_updated = datetime.fromtimestamp(mtime, tz=UTC)
     revision = blob if committed and blob is not None else hashlib.sha256(data).hexdigest()
-    return _document(base.name, rel, front, body, last_updated, revision)
+    url = f"{git.web}/{quote(rel)}" if git.web else None
+    return _document(base.name, rel, front, body, last_updated, revision, url)
 
 
 def _document(
@@ -131,6 +136,7 @@ def _document(
     body: str,
     last_updated: datetime,
     revision: str,
+    url: str | None = None,
 ) -> Document:
     folders = rel.split("/")[:-1]
     stem = PurePosixPath(rel).stem
@@ -147,6 +153,7 @@ def _document(
             "tags": list(tags),
             "last_updated": last_updated.date().isoformat(),
             "path": rel,
+            "url": url,
             "body": body,
         }
     )
@@ -163,6 +170,7 @@ def _document(
         revision=revision,
         body=body,
         doc_hash=doc_hash,
+        url=url,
     )
 
 
@@ -216,7 +224,21 @@ def _git_state(base: Path) -> _GitState:
         "--",
         ".",
     )
-    return _GitState(blobs=_parse_tree(tree), dates=_parse_log(history or b""))
+    return _GitState(blobs=_parse_tree(tree), dates=_parse_log(history or b""), web=_web(base))
+
+
+def _web(base: Path) -> str | None:
+    """The root's blob URL: origin remote, checked-out branch (else commit), root's prefix."""
+    remote = _git(base, "remote", "get-url", "origin")
+    branch = _git(base, "rev-parse", "--abbrev-ref", "HEAD")
+    prefix = _git(base, "rev-parse", "--show-prefix")
+    if remote is None or branch is None or prefix is None:
+        return None
+    ref = branch.decode().strip()
+    if ref == "HEAD":  # detached: the commit is the only stable name
+        commit = _git(base, "rev-parse", "HEAD")
+        ref = commit.decode().strip() if commit else ""
+    return blob_base(remote.decode().strip(), ref, prefix.decode().strip())
 
 
 def _git(base: Path, *args: str) -> bytes | None:

@@ -18,11 +18,12 @@ from qdrant_client import QdrantClient, models
 
 from enricher.index import schema
 from enricher.index.embedding import Embedder
-from enricher.search.names import name_key
+from enricher.index.stats import CorpusStats
+from enricher.search.names import name_key, split_identifier
 from enricher.settings import Settings
 from enricher.sources.promql import quoted_names
 from ingest.cache import EmbeddingCache
-from ingest.chunking import chunk_markdown, embed_text
+from ingest.chunking import actionable, chunk_markdown, embed_text
 from ingest.document import Chunk, Document, SourceError
 from ingest.plan import Indexed, Plan, make_plan
 from ingest.sources import scan_root
@@ -80,7 +81,9 @@ class SyncOptions:
 #: written for a chunk gains a field: every document is then re-indexed once (the embedding
 #: cache still spares the model the texts that did not change).
 #: 2: chunks carry the metric names they quote (schema.F_METRICS).
-INDEX_RECIPE_VERSION = 2
+#: 3: chunks come from a CommonMark parser and carry path_key, actionable and url; first
+#:    chunks carry the document's term and name sets (schema.F_DOC_TERMS, F_NAME_TERMS).
+INDEX_RECIPE_VERSION = 3
 
 
 def _indexed_hash(doc: Document, options: SyncOptions) -> str:
@@ -125,8 +128,29 @@ def _of_document(doc_id: str) -> models.FieldCondition:
     return models.FieldCondition(key=schema.F_DOC_ID, match=models.MatchValue(value=doc_id))
 
 
-def payload_for(doc: Document, chunk: Chunk, embed_model: str) -> dict[str, object]:
+def path_key(path: str) -> str:
+    """`kubernetes/KubePodCrashLooping.md` -> `kubernetes/kubepodcrashlooping`."""
+    return path.lower().removesuffix(".md")
+
+
+def name_text(doc: Document) -> str:
+    """What a runbook is called: its title and its alert names, as words."""
+    return ". ".join([doc.title, *(split_identifier(n) for n in doc.alert_names)])
+
+
+def document_text(doc: Document) -> str:
+    return "\n".join([name_text(doc), doc.body])
+
+
+def payload_for(
+    doc: Document, chunk: Chunk, embed_model: str, terms: tuple[list[int], list[int]] | None
+) -> dict[str, object]:
+    """A chunk's payload; `terms` (the document's text and name term ids) go on chunk 0."""
+    extra: dict[str, object] = {}
+    if terms is not None:
+        extra = {schema.F_DOC_TERMS: terms[0], schema.F_NAME_TERMS: terms[1]}
     return {
+        **extra,
         schema.F_DOC_ID: doc.doc_id,
         schema.F_SOURCE: doc.source,
         schema.F_PATH: doc.path,
@@ -144,6 +168,9 @@ def payload_for(doc: Document, chunk: Chunk, embed_model: str) -> dict[str, obje
         schema.F_CHUNK_INDEX: chunk.index,
         schema.F_EMBED_MODEL: embed_model,
         schema.F_METRICS: list(quoted_names(chunk.text)),
+        schema.F_PATH_KEY: path_key(doc.path),
+        schema.F_ACTIONABLE: actionable(chunk.section, chunk.text),
+        schema.F_URL: doc.url or "",
     }
 
 
@@ -202,6 +229,7 @@ class Syncer:
                 )
         else:
             self._prune(plan, report)
+        self._store_stats()
         return report
 
     def _upsert(self, plan: Plan, report: SyncReport, progress: Progress | None) -> None:
@@ -214,6 +242,7 @@ class Syncer:
             texts = [embed_text(doc.title, doc.alert_names, chunk) for doc, chunk in batch]
             dense = self._dense_vectors(texts, report)
             sparse = self.embedder.sparse(texts)
+            terms = self._terms([doc for doc, chunk in batch if chunk.index == 0])
             points = [
                 models.PointStruct(
                     id=schema.point_id(doc.doc_id, chunk.index),
@@ -221,7 +250,9 @@ class Syncer:
                         schema.DENSE: vec,
                         schema.SPARSE: models.SparseVector(indices=sp.indices, values=sp.values),
                     },
-                    payload=payload_for(doc, chunk, model),
+                    payload=payload_for(
+                        doc, chunk, model, terms.get(doc.doc_id) if chunk.index == 0 else None
+                    ),
                 )
                 for (doc, chunk), vec, sp in zip(batch, dense, sparse, strict=True)
             ]
@@ -231,6 +262,49 @@ class Syncer:
                 progress(done, total)
         report.indexed_docs = len(plan.upsert)
         report.indexed_chunks = total
+
+    def _terms(self, docs: Sequence[Document]) -> dict[str, tuple[list[int], list[int]]]:
+        """Doc id -> (term ids of the whole document, term ids of its name). BM25 tokens,
+        so they are the words the query's sparse vector is made of (stemmed, no stopwords)."""
+        if not docs:
+            return {}
+        texts = [document_text(d) for d in docs] + [name_text(d) for d in docs]
+        vectors = self.embedder.sparse(texts)
+        whole, names = vectors[: len(docs)], vectors[len(docs) :]
+        return {
+            d.doc_id: (sorted(w.indices), sorted(n.indices))
+            for d, w, n in zip(docs, whole, names, strict=True)
+        }
+
+    def _store_stats(self) -> CorpusStats:
+        """Recompute the corpus statistics from the first chunk of every document."""
+        first = models.FieldCondition(key=schema.F_CHUNK_INDEX, match=models.MatchValue(value=0))
+        fields = [schema.F_DOC_ID, schema.F_DOC_TERMS, schema.F_NAME_TERMS]
+        rows: list[tuple[str, list[int], list[int]]] = []
+        offset: models.ExtendedPointId | None = None
+        while True:
+            points, offset = self.client.scroll(
+                self.collection,
+                scroll_filter=models.Filter(must=[first]),
+                limit=1024,
+                offset=offset,
+                with_payload=fields,
+                with_vectors=False,
+            )
+            for point in points:
+                payload = point.payload or {}
+                rows.append(
+                    (
+                        str(payload[schema.F_DOC_ID]),
+                        list(payload.get(schema.F_DOC_TERMS, [])),
+                        list(payload.get(schema.F_NAME_TERMS, [])),
+                    )
+                )
+            if offset is None:
+                break
+        stats = CorpusStats.from_documents(rows)
+        schema.write_stats(self.client, self.collection, stats)
+        return stats
 
     def _refresh_revisions(self, plan: Plan) -> None:
         for doc in plan.revised:

@@ -1,31 +1,21 @@
-"""Threshold calibration: sweep the confidence threshold on the dev split and suggest a value.
+"""Fit the confidence model, and sweep its bar: `python -m quality.calibrate`.
 
-`python -m quality.calibrate --corpus DIR --cases FILE [--split dev] [--from 0.30] [--to 0.90]
-[--step 0.01] [--global-offset X] [--plot FILE.svg]`
+`--fit`: on every `--corpus DIR --cases FILE` pair given (the split given by `--split`,
+default dev), index the corpus and run each case through the webhook's search twice: as
+written, and with its expected runbook left out of the index, which turns it into the near
+miss an alert makes when nobody wrote its runbook. The top candidate of every search that
+the model decides (not the runbook_url or exact-name tiers) is one example: its features
+(enricher.search.evidence) and whether it is the expected runbook. A logistic regression
+with an L2 penalty is fitted on them and written, with what it was fitted on, to `--model`
+(default: the model the product loads). The lead floor is the probability that 99% of the
+right top candidates reach: below it a runbook is not named even as a lead.
 
-Each case gets ONE `Searcher.search_ranked` pass, made with the threshold at the bottom of
-the sweep; every pair of bars is then applied offline by replaying `decide` (the bar, then
-the clear-winner margin) on the stored ranking, with the global bar where only the
-unfiltered tier answered. That reproduces `Searcher.search` exactly for the service and
-global tiers (a service hit is kept only when no unfiltered document beats it, so raising
-the bar moves both together). The alert-name tier is the approximation: at a high bar the
-real search may leave it for a document elsewhere that scores higher. The command
-therefore re-runs the real search at the suggested values and prints how many cases
-agree.
+Without `--fit`: load the model and sweep SCORE_THRESHOLD over the same runs (recall@1,
+no-match accuracy of the left-out near misses, false matches over matched answers, lead
+recall), with `--plot` for an SVG chart. The shipped default is the probability 0.5, "more
+likely right than wrong"; the sweep shows what other bars would trade.
 
-Suggested value: the highest recall@1 (matched and right, over the cases expecting a
-runbook) among the thresholds whose false-match rate is at most 5% and whose no-match
-accuracy is at least 0.90 in every kind of case that expects no runbook (in-domain alerts
-without a runbook are much harder than off-topic ones; an overall figure would hide them).
-Of equally good thresholds it takes the middle of the plateau, so a small drift in scores
-does not cross an edge. When no threshold meets both bounds, the best F1 of "matched"
-(precision and recall@1) is suggested instead, and the output says so.
-
-The two bars are chosen together. The sweep is repeated with the global-tier bar above the
-threshold by each of OFFSETS, and a higher offset is taken only when it buys recall@1 that
-no lower one reaches; that fixes the threshold. The global bar is then the middle of the
-equally good bars at that threshold, for the same reason as above. With `--global-offset`
-the offset is fixed instead.
+Fit on corpora other than the one you judge on: docs/RETRIEVAL.md records which.
 """
 
 from __future__ import annotations
@@ -33,312 +23,274 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+
+import numpy as np
 
 from enricher.errors import ConfigError
-from enricher.index import schema
-from enricher.index.embedding import Embedder
-from enricher.search.decide import Ranking, SearchConfig, decide, leads
+from enricher.search.confidence import MODEL_PATH, Model, load_model
+from enricher.search.decide import NAMED_TIERS, SearchConfig
+from enricher.search.evidence import FEATURES
 from enricher.settings import Settings
 from quality import plot
-from quality.cases import Case
-from quality.eval import EvalIndex, add_common_arguments, prepare, ranked_docs, run_cases
-from quality.metrics import Metrics, Outcome, by_kind, compute_metrics
+from quality.cases import Case, load_cases
+from quality.eval import EvalIndex, cases_only, choose_split, left_out_only, run_case_ranked
+from quality.metrics import Metrics, Outcome, compute_metrics
 
+#: L2 penalty of the fit (on standardized features).
+L2 = 1.0
+ITERATIONS = 4000
+LEARNING_RATE = 0.1
+#: Share of right top candidates that must reach the lead floor.
+LEAD_COVERAGE = 0.99
+#: What a suggested pair of bars must keep on every fit corpus: false matches over matched
+#: answers, and "no confident match" for the left-out near misses.
 MAX_FALSE_MATCH = 0.05
-MIN_NO_MATCH = 0.90
-OFFSETS = (0.0, 0.02, 0.05, 0.08, 0.10, 0.15, 0.20)
+MIN_LEFT_OUT_NO_MATCH = 0.6
+BARS = tuple(round(0.05 * i, 2) for i in range(2, 19))
 
 
 @dataclass(frozen=True)
-class Ranked:
-    """One case's ranking from the single search pass (None: search was unavailable)."""
+class Example:
+    """One decided search: the top candidate's features and whether it was right."""
 
-    case: Case
-    ranking: Ranking | None
+    corpus: str
+    features: tuple[float, ...]
+    right: bool
 
 
 @dataclass(frozen=True)
-class Point:
-    threshold: float
-    global_threshold: float
-    metrics: Metrics
-    #: The lowest no-match accuracy of any kind with null cases (see the module docstring).
-    worst_no_match: float | None = None
-
-    @property
-    def f1(self) -> float:
-        p, r = self.metrics.precision or 0.0, self.metrics.recall_at_1 or 0.0
-        return 2 * p * r / (p + r) if p + r else 0.0
-
-    @property
-    def feasible(self) -> bool:
-        fm, nm = self.metrics.false_match_rate, self.worst_no_match
-        return (fm is None or fm <= MAX_FALSE_MATCH) and (nm is None or nm >= MIN_NO_MATCH)
+class Run:
+    corpus: str
+    examples: tuple[Example, ...]
+    #: (outcome, the top candidate's features) for every search, for bar sweeps.
+    scored: tuple[tuple[Outcome, tuple[float, ...] | None], ...]
 
 
-def outcomes_at(
-    ranked: Sequence[Ranked], config: SearchConfig, threshold: float, global_threshold: float
-) -> list[Outcome]:
-    """What search would report at these thresholds: `decide` replayed on the stored rankings."""
-    at = replace(config, threshold=threshold, global_threshold=global_threshold)
-    outcomes: list[Outcome] = []
-    for r in ranked:
-        docs, scores = ranked_docs(r.ranking)
-        chosen = decide(r.ranking, at) if r.ranking is not None else ()
-        closest = leads(r.ranking, at) if r.ranking is not None and not chosen else ()
-        outcomes.append(
-            Outcome(
-                id=r.case.id,
-                kind=r.case.kind,
-                split=r.case.split,
-                expected=r.case.expected,
-                status="matched" if chosen else "no_match",
-                tier=r.ranking.tier if r.ranking is not None else None,
-                docs=docs,
-                scores=scores,
-                top=str(chosen[0].payload[schema.F_PATH]) if chosen else None,
-                leads=tuple(str(c.payload[schema.F_PATH]) for c in closest),
-            )
-        )
-    return outcomes
+def neutral_model() -> Model:
+    """Scores every candidate 0.5: features are collected before any model exists."""
+    zeros = tuple(0.0 for _ in FEATURES)
+    ones = tuple(1.0 for _ in FEATURES)
+    return Model(FEATURES, zeros, ones, zeros, 0.0, lead_floor=0.0)
 
 
-def thresholds(start: float, stop: float, step: float) -> list[float]:
-    count = round((stop - start) / step) + 1
-    return [round(start + i * step, 4) for i in range(max(count, 1))]
+def collect(corpus: Path, cases: Sequence[Case], settings: Settings, model: Model) -> Run:
+    """Every case and its left-out twin through the search, with `model` deciding."""
+    examples: list[Example] = []
+    scored: list[tuple[Outcome, tuple[float, ...] | None]] = []
+    now = datetime.now(UTC)
+    with EvalIndex(corpus, settings) as idx:
+        searcher = idx.searcher(SearchConfig.from_settings(settings), model)
+        for case in cases:
+            runs = [False, True] if case.expected in idx.doc_ids else [False]
+            for leave_out in runs:
+                outcome, ranking = run_case_ranked(searcher, case, now, idx, leave_out=leave_out)
+                features: tuple[float, ...] | None = None
+                if ranking and ranking.candidates and ranking.tier not in NAMED_TIERS:
+                    top = ranking.candidates[0]
+                    features = tuple(top.features.get(f, 0.0) for f in FEATURES)
+                    right = outcome.expected is not None and outcome.docs[:1] == (outcome.expected,)
+                    examples.append(Example(corpus.name, features, right))
+                scored.append((outcome, features))
+    return Run(corpus.name, tuple(examples), tuple(scored))
 
 
-def point(
-    ranked: Sequence[Ranked], config: SearchConfig, threshold: float, global_threshold: float
-) -> Point:
-    outcomes = outcomes_at(ranked, config, threshold, global_threshold)
-    kinds = [m.no_match_accuracy for m in by_kind(outcomes).values()]
-    worst = min((nm for nm in kinds if nm is not None), default=None)
-    return Point(threshold, round(global_threshold, 4), compute_metrics(outcomes), worst)
-
-
-def sweep(
-    ranked: Sequence[Ranked], config: SearchConfig, values: Sequence[float], global_offset: float
-) -> list[Point]:
-    return [point(ranked, config, t, t + global_offset) for t in values]
-
-
-def suggest(points: Sequence[Point], key: str = "threshold") -> tuple[Point, str]:
-    """The point the module docstring describes, and the rule that picked it."""
-    feasible = [p for p in points if p.feasible]
-    if not feasible:
-        return max(points, key=lambda p: p.f1), "best F1 (no value met the bounds)"
-    best = max(p.metrics.recall_at_1 or 0.0 for p in feasible)
-    plateau = [p for p in feasible if (p.metrics.recall_at_1 or 0.0) >= best - 1e-9]
-    plateau.sort(key=lambda p: getattr(p, key))
-    return plateau[(len(plateau) - 1) // 2], (
-        f"max recall@1 with false-match ≤ {MAX_FALSE_MATCH:.0%} and no-match accuracy "
-        f"≥ {MIN_NO_MATCH:.2f} in every kind (middle of {len(plateau)} equal value(s))"
+def fit(
+    examples: Sequence[Example], provenance: dict[str, object], drop: Sequence[str] = ()
+) -> Model:
+    """Logistic regression with an L2 penalty and non-negative weights, on standardized
+    features."""
+    keep = [i for i, name in enumerate(FEATURES) if name not in drop]
+    names = tuple(FEATURES[i] for i in keep)
+    x = np.array([[e.features[i] for i in keep] for e in examples], dtype=np.float64)
+    y = np.array([e.right for e in examples], dtype=np.float64)
+    mean = x.mean(axis=0)
+    scale = x.std(axis=0)
+    scale[scale == 0] = 1.0
+    z = (x - mean) / scale
+    w = np.zeros(z.shape[1])
+    b = 0.0
+    for _ in range(ITERATIONS):
+        p = 1.0 / (1.0 + np.exp(-(z @ w + b)))
+        w -= LEARNING_RATE * (z.T @ (p - y) + L2 * w) / len(y)
+        # Every feature is oriented so that more of it is more evidence for the runbook;
+        # a weight below zero would be the fit set's quirk, not a property of evidence,
+        # and would not transfer to a corpus where that feature behaves otherwise.
+        w = np.maximum(w, 0.0)
+        b -= LEARNING_RATE * float((p - y).mean())
+    model = Model(
+        names,
+        tuple(float(v) for v in mean),
+        tuple(float(v) for v in scale),
+        tuple(float(v) for v in w),
+        b,
+        lead_floor=0.0,
+        provenance=provenance,
+    )
+    right = sorted(
+        model.probability(dict(zip(FEATURES, e.features, strict=True))) for e in examples if e.right
+    )
+    floor = right[int(len(right) * (1 - LEAD_COVERAGE))] if right else 0.0
+    return Model(
+        model.features,
+        model.mean,
+        model.scale,
+        model.weights,
+        model.bias,
+        lead_floor=round(floor, 4),
+        provenance=provenance,
     )
 
 
-def rank_once(
-    idx: EvalIndex, cases: Sequence[Case], base: SearchConfig, lowest: float
-) -> list[Ranked]:
-    """The single search pass; only the tier choice depends on the (lowest) threshold."""
-    searcher = idx.searcher(replace(base, threshold=lowest))
-    return [Ranked(case, searcher.search_ranked(case.alert)[1]) for case in cases]
+def at_bar(
+    run: Run, model: Model, bar: float, global_bar: float | None = None
+) -> tuple[Metrics, Metrics]:
+    """(cases, left-out near misses) as the search would decide them at `bar` (and
+    `global_bar` in the global tier; the same bar when None)."""
+    decided: list[Outcome] = []
+    for outcome, features in run.scored:
+        if features is not None and outcome.status != "unavailable":
+            p = model.probability(dict(zip(FEATURES, features, strict=True)))
+            top = outcome.docs[0] if outcome.docs else None
+            tier_bar = global_bar if outcome.tier == "global" and global_bar is not None else bar
+            matched = p >= tier_bar and top is not None
+            outcome = replace(
+                outcome, status="matched" if matched else "no_match", top=top if matched else None
+            )
+        decided.append(outcome)
+    return compute_metrics(cases_only(decided)), compute_metrics(left_out_only(decided))
 
 
-def agreement(
-    idx: EvalIndex,
-    cases: Sequence[Case],
-    ranked: Sequence[Ranked],
-    base: SearchConfig,
-    point: Point,
-) -> int:
-    """Cases where the real search at `point` reports what the offline sweep predicted."""
-    config = replace(base, threshold=point.threshold, global_threshold=point.global_threshold)
-    real = run_cases(idx.searcher(config), cases)
-    offline = outcomes_at(ranked, base, point.threshold, point.global_threshold)
-    return sum((a.status, a.top) == (b.status, b.top) for a, b in zip(real, offline, strict=True))
+def suggest(runs: Sequence[Run], model: Model) -> float | None:
+    """One bar for both tiers (SCORE_THRESHOLD = GLOBAL_SCORE_THRESHOLD): of the bars that
+    keep false matches at most MAX_FALSE_MATCH and left-out no-match at least
+    MIN_LEFT_OUT_NO_MATCH on every fit corpus, the one with the best mean recall@1; ties go
+    to the higher bar. One bar, not a pair fitted per tier: how service labels line up with
+    runbook folders is a property of each team's setup, and a pair fitted on ours would
+    encode ours. None when no bar is feasible."""
+    best: tuple[float, float] | None = None
+    for bar in BARS:
+        recalls: list[float] = []
+        for run in runs:
+            cases, left = at_bar(run, model, bar)
+            fm, lo = cases.false_match_share or 0.0, left.no_match_accuracy
+            if fm > MAX_FALSE_MATCH or (lo is not None and lo < MIN_LEFT_OUT_NO_MATCH):
+                break
+            recalls.append(cases.recall_at_1 or 0.0)
+        else:
+            score = sum(recalls) / len(recalls)
+            if best is None or score >= best[0]:
+                best = (score, bar)
+    return None if best is None else best[1]
 
 
-def _fmt(value: float | None) -> str:
-    return "    –" if value is None else f"{value:5.3f}"
-
-
-def sweep_table(points: Sequence[Point], chosen: Point) -> str:
+def sweep_table(runs: Sequence[Run], model: Model, bars: Sequence[float]) -> str:
     lines = [
-        f"{'threshold':>9} {'global':>6} {'matched':>7} {'prec':>5} {'R@1':>5} {'F1':>5} "
-        f"{'noMatch':>7} {'worstNM':>7} {'falseM':>6}"
+        f"{'corpus':<14} {'bar':>5} {'R@1':>5} {'noMatch':>7} {'left-out':>8} {'falseM':>6}",
     ]
-    for p in points:
-        m = p.metrics
-        mark = "  <- suggested" if p is chosen else ""
-        lines.append(
-            f"{p.threshold:9.2f} {p.global_threshold:6.2f} {m.matched:7d} "
-            f"{_fmt(m.precision)} {_fmt(m.recall_at_1)} {p.f1:5.3f} "
-            f"{_fmt(m.no_match_accuracy):>7} {_fmt(p.worst_no_match):>7} "
-            f"{_fmt(m.false_match_rate):>6}{mark}"
-        )
+    for run in runs:
+        for bar in bars:
+            cases, left = at_bar(run, model, bar)
+            lines.append(
+                f"{run.corpus[:14]:<14} {bar:>5.2f} {_fmt(cases.recall_at_1):>5} "
+                f"{_fmt(cases.no_match_accuracy):>7} {_fmt(left.no_match_accuracy):>8} "
+                f"{_fmt(cases.false_match_share):>6}"
+            )
     return "\n".join(lines)
 
 
-def render_svg(points: Sequence[Point], chosen: Point) -> str:
-    """The sweep as a chart: precision, recall@1, no-match accuracy, false-match."""
-    series: list[tuple[str, str, Callable[[Metrics], float | None]]] = [
-        ("precision", "#1f77b4", lambda m: m.precision),
-        ("recall@1", "#2ca02c", lambda m: m.recall_at_1),
-        ("no-match accuracy", "#9467bd", lambda m: m.no_match_accuracy),
-        ("false-match rate", "#d62728", lambda m: m.false_match_rate),
+def sweep_svg(run: Run, model: Model, bars: Sequence[float], marker: float) -> str:
+    rows = [(bar, *at_bar(run, model, bar)) for bar in bars]
+    series = [
+        plot.Series("recall@1", "#2ca02c", [(b, c.recall_at_1) for b, c, _ in rows]),
+        plot.Series("no-match (cases)", "#9467bd", [(b, c.no_match_accuracy) for b, c, _ in rows]),
+        plot.Series(
+            "no-match (left out)", "#1f77b4", [(b, lo.no_match_accuracy) for b, _, lo in rows]
+        ),
+        plot.Series("false matches", "#d62728", [(b, c.false_match_share) for b, c, _ in rows]),
     ]
-    lines = [
-        plot.Series(name, colour, [(p.threshold, get(p.metrics)) for p in points])
-        for name, colour, get in series
-    ]
-    lo, hi = points[0].threshold, points[-1].threshold
-    ticks = thresholds(lo, hi, max(round((hi - lo) / 6, 2), 0.01))
     return plot.line_chart(
-        lines, x_range=(lo, hi), x_ticks=ticks, x_label="threshold", marker=chosen.threshold
+        series,
+        x_range=(bars[0], bars[-1]),
+        x_ticks=bars[::2],
+        x_label="SCORE_THRESHOLD",
+        marker=marker,
     )
 
 
-def suggest_pair(
-    ranked: Sequence[Ranked],
-    config: SearchConfig,
-    values: Sequence[float],
-    offsets: Sequence[float],
-) -> tuple[list[Point], Point, str]:
-    """The sweep at the chosen global offset, its suggested point, and the rule.
-
-    Offsets are tried in increasing order; a later one wins only with strictly higher
-    recall@1 among feasible points (or, when none is feasible anywhere, a higher F1).
-    """
-    best: tuple[list[Point], Point, str] | None = None
-    for offset in sorted(offsets):
-        points = sweep(ranked, config, values, offset)
-        chosen, rule = suggest(points)
-        if best is None or _better(chosen, best[1]):
-            best = (points, chosen, rule)
-    if best is None:
-        raise ValueError("no global offset to sweep")
-    return best
-
-
-def _better(candidate: Point, incumbent: Point) -> bool:
-    if candidate.feasible != incumbent.feasible:
-        return candidate.feasible
-    if candidate.feasible:
-        recall = (candidate.metrics.recall_at_1 or 0.0, incumbent.metrics.recall_at_1 or 0.0)
-        return recall[0] > recall[1] + 1e-9
-    return candidate.f1 > incumbent.f1 + 1e-9
-
-
-@dataclass(frozen=True)
-class Calibration:
-    ranked: tuple[Ranked, ...]
-    #: The threshold sweep at the chosen global offset (the chart and the main table).
-    points: tuple[Point, ...]
-    chosen: Point
-    rule: str
-    #: The suggested threshold with each global-tier bar of OFFSETS, and the one suggested.
-    by_offset: tuple[Point, ...]
-    suggested: Point
-    #: Cases where the real search at `suggested` agrees with the offline sweep.
-    agree: int
-
-    def to_json(self, split: str) -> dict[str, Any]:
-        return {
-            "split": split,
-            "threshold": self.suggested.threshold,
-            "global_threshold": self.suggested.global_threshold,
-            "rule": self.rule,
-            "metrics": self.suggested.metrics.to_json(),
-            "agreement": [self.agree, len(self.ranked)],
-        }
-
-
-def calibrate(
-    corpus: Path,
-    cases: Sequence[Case],
-    *,
-    settings: Settings,
-    values: Sequence[float],
-    global_offset: float | None = None,
-    embedder: Embedder | None = None,
-) -> Calibration:
-    """Sweep, suggest, and check the suggestion against the real search (one index)."""
-    with EvalIndex(corpus, settings, embedder) as idx:
-        base = idx.searcher().config
-        offsets = OFFSETS if global_offset is None else (global_offset,)
-        ranked = rank_once(idx, cases, base, min(values))
-        points, chosen, rule = suggest_pair(ranked, base, values, offsets)
-        by_offset = [point(ranked, base, chosen.threshold, chosen.threshold + o) for o in offsets]
-        suggested, _ = suggest(by_offset, key="global_threshold")
-        agree = agreement(idx, cases, ranked, base, suggested)
-    return Calibration(
-        tuple(ranked), tuple(points), chosen, rule, tuple(by_offset), suggested, agree
-    )
+def _fmt(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2f}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m quality.calibrate",
-        description="Sweep the confidence threshold on the dev split and suggest a value.",
+        description="Fit the confidence model on labelled corpora, or sweep its bar.",
     )
-    add_common_arguments(parser, "dev")
-    parser.add_argument("--from", dest="start", type=float, default=0.30)
-    parser.add_argument("--to", dest="stop", type=float, default=0.90)
-    parser.add_argument("--step", type=float, default=0.01)
+    parser.add_argument("--corpus", type=Path, action="append", required=True)
+    parser.add_argument("--cases", type=Path, action="append", required=True)
+    parser.add_argument("--split", default="dev", help="split of every cases file (default dev)")
+    parser.add_argument("--fit", action="store_true", help="fit the model and write --model")
+    parser.add_argument("--model", type=Path, default=MODEL_PATH)
     parser.add_argument(
-        "--global-offset",
-        type=float,
-        help="fix the unfiltered-tier bar minus the threshold (default: try each of "
-        + ", ".join(f"{o:g}" for o in OFFSETS)
-        + ")",
+        "--drop", action="append", default=[], choices=FEATURES, help="fit without a feature"
     )
-    parser.add_argument("--plot", type=Path, help="write the sweep as an SVG line chart")
+    parser.add_argument("--plot", type=Path, help="write the bar sweep of the first corpus")
     args = parser.parse_args(argv)
+    if len(args.corpus) != len(args.cases):
+        parser.error("give one --cases file per --corpus")
+    settings = Settings()
     try:
-        settings, cases, _, split = prepare(args)
-        selected = [c for c in cases if split == "all" or c.split == split]
-        if not selected:
-            print(f"error: no usable cases in split {split!r} of {args.cases}", file=sys.stderr)
-            return 2
-        result = calibrate(
-            args.corpus,
-            selected,
-            settings=settings,
-            values=thresholds(args.start, args.stop, args.step),
-            global_offset=args.global_offset,
-        )
+        model = neutral_model() if args.fit else load_model(args.model)
+        runs = []
+        for corpus, path in zip(args.corpus, args.cases, strict=True):
+            cases, errors = load_cases(path)
+            for error in errors:
+                print(f"{path}:{error.line}: {error.reason}", file=sys.stderr)
+            split = choose_split(args.split, cases)
+            chosen = [c for c in cases if split == "all" or c.split == split]
+            runs.append(collect(corpus, chosen, settings, model))
     except (ConfigError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    chosen = result.chosen
-    tiers = Counter(r.ranking.tier if r.ranking else "unavailable" for r in result.ranked)
-    print(
-        f"split {split}: {len(selected)} case(s); tiers at the lowest bar: "
-        + ", ".join(f"{t} {n}" for t, n in sorted(tiers.items()))
-    )
-    offset = chosen.global_threshold - chosen.threshold
-    print(f"threshold sweep, global-tier bar = threshold + {offset:.2f}:")
-    print(sweep_table(result.points, chosen))
-    suggested = result.suggested
-    print(
-        f"\nsuggested threshold {suggested.threshold:.2f} "
-        f"(global {suggested.global_threshold:.2f}): {result.rule}"
-    )
-    print(f"\nglobal-tier bar at threshold {suggested.threshold:.2f}:")
-    print(sweep_table(result.by_offset, suggested))
-    print(
-        f"\noffline sweep agrees with Searcher.search at the suggestion on "
-        f"{result.agree}/{len(selected)} case(s)"
-    )
+    pairs = list(zip(args.corpus, args.cases, strict=True))
+    if args.fit:
+        examples = [e for run in runs for e in run.examples]
+        provenance: dict[str, object] = {
+            "fitted_on": [
+                {"corpus": str(c), "cases": str(p), "split": args.split} for c, p in pairs
+            ],
+            "examples": len(examples),
+            "right": sum(e.right for e in examples),
+            "command": "python -m quality.calibrate --fit "
+            + " ".join(
+                f"--corpus {c} --cases {p}" for c, p in zip(args.corpus, args.cases, strict=True)
+            ),
+        }
+        model = fit(examples, provenance, args.drop)
+        args.model.write_text(json.dumps(model.to_json(), indent=2) + "\n")
+        print(f"fitted on {len(examples)} decided search(es); lead floor {model.lead_floor:.3f}")
+        for name, weight in zip(model.features, model.weights, strict=True):
+            print(f"  {name:<18} {weight:+.3f}")
+    bars = list(BARS)
+    print(sweep_table(runs, model, bars))
+    bar = suggest(runs, model)
+    if bar is None:
+        print("no bar keeps every corpus within the bounds")
+    else:
+        print(f"suggested SCORE_THRESHOLD = GLOBAL_SCORE_THRESHOLD = {bar:.2f}")
+        for run in runs:
+            kept, left = at_bar(run, model, bar)
+            print(
+                f"  {run.corpus}: R@1 {_fmt(kept.recall_at_1)}, no-match "
+                f"{_fmt(kept.no_match_accuracy)}, left-out no-match "
+                f"{_fmt(left.no_match_accuracy)}, false matches {_fmt(kept.false_match_share)}"
+            )
     if args.plot:
-        args.plot.write_text(render_svg(result.points, chosen))
-    print(json.dumps(result.to_json(split)))
+        args.plot.write_text(sweep_svg(runs[0], model, bars, settings.score_threshold))
     return 0
 
 

@@ -46,6 +46,7 @@ from enricher import logs
 from enricher.errors import ConfigError
 from enricher.index import schema
 from enricher.index.embedding import Embedder
+from enricher.search.confidence import Model
 from enricher.search.decide import Ranking, SearchConfig
 from enricher.search.searcher import Searcher, build_searcher
 from enricher.settings import Settings, load_settings
@@ -67,6 +68,8 @@ from quality.metrics import (
 log = structlog.get_logger(__name__)
 
 COLLECTION = "eval"
+#: The row of the left-out runs: every labelled case again without its runbook.
+LEFT_OUT = "left-out near miss"
 
 
 # --- running -------------------------------------------------------------------------------
@@ -95,17 +98,33 @@ class EvalIndex:
                 options
             )
             points, _ = self.client.scroll(
-                COLLECTION, limit=1_000_000, with_payload=[schema.F_PATH], with_vectors=False
+                COLLECTION,
+                limit=1_000_000,
+                with_payload=[schema.F_PATH, schema.F_DOC_ID, schema.F_ACTIONABLE],
+                with_vectors=False,
             )
         except BaseException:
             self.close()
             raise
         self.paths = frozenset(str((p.payload or {})[schema.F_PATH]) for p in points)
+        #: Paths of the runbooks with a section that says what to do.
+        self.actionable = frozenset(
+            str((p.payload or {})[schema.F_PATH])
+            for p in points
+            if (p.payload or {}).get(schema.F_ACTIONABLE) == schema.Actionable.HEADING
+        )
+        #: Doc id by path, to leave a case's runbook out of its own search.
+        self.doc_ids = {
+            str((p.payload or {})[schema.F_PATH]): str((p.payload or {})[schema.F_DOC_ID])
+            for p in points
+        }
 
-    def searcher(self, config: SearchConfig | None = None) -> Searcher:
-        """The webhook's searcher (configured from settings), or one with `config`."""
-        base = build_searcher(self.settings, self.client, self.embedder)
-        return base if config is None else Searcher(self.client, COLLECTION, self.embedder, config)
+    def searcher(self, config: SearchConfig | None = None, model: Model | None = None) -> Searcher:
+        """The webhook's searcher (configured from settings), or one with `config`/`model`."""
+        if config is None and model is None:
+            return build_searcher(self.settings, self.client, self.embedder)
+        config = config or SearchConfig.from_settings(self.settings)
+        return Searcher(self.client, COLLECTION, self.embedder, config, model)
 
     def close(self) -> None:
         self.client.close()
@@ -126,37 +145,76 @@ def ranked_docs(ranking: Ranking | None) -> tuple[tuple[str, ...], tuple[float, 
     return tuple(str(c.payload[schema.F_PATH]) for c in top), tuple(c.score for c in top)
 
 
-def run_case(searcher: Searcher, case: Case, now: datetime) -> Outcome:
-    result, ranking = searcher.search_ranked(case.alert, now)
+def run_case(
+    searcher: Searcher,
+    case: Case,
+    now: datetime,
+    index: EvalIndex,
+    *,
+    leave_out: bool = False,
+) -> Outcome:
+    """One case through the webhook's search (see `run_case_ranked`)."""
+    return run_case_ranked(searcher, case, now, index, leave_out=leave_out)[0]
+
+
+def run_case_ranked(
+    searcher: Searcher,
+    case: Case,
+    now: datetime,
+    index: EvalIndex,
+    *,
+    leave_out: bool = False,
+) -> tuple[Outcome, Ranking | None]:
+    """One case through the webhook's search, and the ranking it was decided on.
+    `leave_out`: with its expected runbook left out of the index, so the right answer
+    becomes "no confident match"."""
+    left_out = case.expected if leave_out else None
+    exclude = index.doc_ids.get(left_out) if left_out else None
+    result, ranking = searcher.search_ranked(case.alert, now, exclude=exclude)
     docs, scores = ranked_docs(ranking)
-    return Outcome(
+    top = result.matches[0] if result.matches else None
+    shows_steps = top is not None and (top.actionable or top.steps is not None)
+    outcome = Outcome(
         id=case.id,
         kind=case.kind,
         split=case.split,
-        expected=case.expected,
+        expected=None if left_out else case.expected,
         status=result.status,
         tier=result.tier,
         docs=docs,
         scores=scores,
-        top=result.matches[0].path if result.matches else None,
+        top=top.path if top else None,
         leads=tuple(m.path for m in result.leads),
+        left_out=left_out,
+        actionable=shows_steps if top is not None and top.path in index.actionable else None,
     )
+    return outcome, ranking
 
 
-def run_cases(searcher: Searcher, cases: Sequence[Case]) -> list[Outcome]:
+def run_cases(
+    searcher: Searcher, cases: Sequence[Case], index: EvalIndex, *, leave_out: bool = False
+) -> list[Outcome]:
+    """Every case; with `leave_out`, every case that expects a runbook once more without it."""
     now = datetime.now(UTC)
-    return [run_case(searcher, case, now) for case in cases]
+    outcomes = [run_case(searcher, case, now, index) for case in cases]
+    if leave_out:
+        outcomes += [
+            run_case(searcher, case, now, index, leave_out=True)
+            for case in cases
+            if case.expected in index.doc_ids
+        ]
+    return outcomes
 
 
 def ablation_configs(base: SearchConfig) -> list[tuple[str, SearchConfig]]:
-    """What each part buys. "bm25 only" and "dense only" use one retriever for the candidate
-    pool and for the confidence; the hybrid rows add the lexical evidence, then the tiers,
-    then the metric evidence (rows without it have it off, so each row adds one part)."""
+    """What each part buys. "bm25 only" and "dense only" rank with one reading; every row
+    still decides with the confidence model. The hybrid rows then add the tiers (runbook_url,
+    exact name) and the rule's metrics (quoting runbooks, the names reading); rows without
+    them have them off, so each row adds one part."""
     plain = replace(base, metric_evidence=False)
     return [
         ("bm25 only", replace(plain, mode="sparse")),
         ("dense only", replace(plain, mode="dense")),
-        ("hybrid, cosine only", replace(plain, lexical_penalty=0.0)),
         ("hybrid, no tiers", replace(plain, tiers=False)),
         ("hybrid + tiers, no metrics", plain),
         ("hybrid + tiers", base),
@@ -197,15 +255,21 @@ def evaluate(
     settings: Settings,
     embedder: Embedder | None = None,
     ablations: bool = False,
+    leave_out: bool = False,
 ) -> Evaluation:
-    """Index `corpus` once and run every case; the last run is the webhook's configuration."""
+    """Index `corpus` once and run every case; the last run is the webhook's configuration.
+    `leave_out`: also run every labelled case with its runbook left out (near misses)."""
     started = time.perf_counter()
     with EvalIndex(corpus, settings, embedder) as idx:
         indexed = time.perf_counter()
         base = idx.searcher().config
         configs = ablation_configs(base) if ablations else [("hybrid + tiers", base)]
         runs = tuple(
-            Run(name, config, tuple(run_cases(idx.searcher(config), cases)))
+            Run(
+                name,
+                config,
+                tuple(run_cases(idx.searcher(config), cases, idx, leave_out=leave_out)),
+            )
             for name, config in configs
         )
         return Evaluation(
@@ -232,7 +296,8 @@ def metrics_row(label: str, m: Metrics, width: int) -> str:
     return (
         f"{label:<{width}} {m.cases:>4} {m.expecting:>4} {m.null:>4}  "
         f"{_fmt(m.recall_at_1):>5} {_fmt(m.recall_at_3):>5} {_fmt(m.mrr_at_5, 3):>6} "
-        f"{_fmt(m.precision):>5} {_fmt(m.no_match_accuracy):>6} {_fmt(m.false_match_rate):>6}"
+        f"{_fmt(m.precision):>5} {_fmt(m.no_match_accuracy):>7} {_fmt(m.false_match_share):>6} "
+        f"{_fmt(m.lead_recall):>5} {_fmt(m.actionable_share):>5}"
     )
 
 
@@ -240,7 +305,7 @@ def metrics_table(rows: Sequence[tuple[str, Metrics]]) -> str:
     width = max([len(label) for label, _ in rows] + [12])
     head = (
         f"{'':<{width}} {'n':>4} {'exp':>4} {'null':>4}  {'R@1':>5} {'R@3':>5} "
-        f"{'MRR@5':>6} {'prec':>5} {'noMatch':>6} {'falseM':>6}"
+        f"{'MRR@5':>6} {'prec':>5} {'noMatch':>7} {'falseM':>6} {'leads':>5} {'steps':>5}"
     )
     return "\n".join([head, *(metrics_row(label, m, width) for label, m in rows)])
 
@@ -254,14 +319,33 @@ def config_json(run: Run, evaluation: Evaluation, settings: Settings) -> dict[st
     }
 
 
+def cases_only(outcomes: Iterable[Outcome]) -> list[Outcome]:
+    """The cases as labelled (not their left-out near-miss runs)."""
+    return [o for o in outcomes if o.left_out is None]
+
+
+def left_out_only(outcomes: Iterable[Outcome]) -> list[Outcome]:
+    return [o for o in outcomes if o.left_out is not None]
+
+
+def kind_rows(outcomes: Sequence[Outcome]) -> list[tuple[str, Metrics]]:
+    """Per kind, then the left-out near misses (when run), then overall (cases only)."""
+    cases = cases_only(outcomes)
+    rows = list(by_kind(cases).items())
+    if left := left_out_only(outcomes):
+        rows.append((LEFT_OUT, compute_metrics(left)))
+    return [*rows, ("overall", compute_metrics(cases))]
+
+
 def summary(evaluation: Evaluation, split: str, settings: Settings) -> dict[str, Any]:
     main = in_split(evaluation.main.outcomes, split)
+    cases = cases_only(main)
     out: dict[str, Any] = {
         "split": split,
-        "overall": compute_metrics(main).to_json(),
-        "by_kind": {k: m.to_json() for k, m in by_kind(main).items()},
+        "overall": compute_metrics(cases).to_json(),
+        "by_kind": {k: m.to_json() for k, m in by_kind(cases).items()},
         "by_split": {
-            s: compute_metrics(in_split(evaluation.main.outcomes, s)).to_json()
+            s: compute_metrics(cases_only(in_split(evaluation.main.outcomes, s))).to_json()
             for s in _splits(evaluation.main.outcomes)
         },
         "errors": len(evaluation.errors),
@@ -272,9 +356,12 @@ def summary(evaluation: Evaluation, split: str, settings: Settings) -> dict[str,
         },
         "config": config_json(evaluation.main, evaluation, settings),
     }
+    if left := left_out_only(main):
+        out["left_out"] = compute_metrics(left).to_json()
     if len(evaluation.runs) > 1:
         out["ablations"] = {
-            r.name: compute_metrics(in_split(r.outcomes, split)).to_json() for r in evaluation.runs
+            r.name: compute_metrics(cases_only(in_split(r.outcomes, split))).to_json()
+            for r in evaluation.runs
         }
     return out
 
@@ -290,25 +377,35 @@ def report_text(evaluation: Evaluation, split: str, *, failures: bool = False) -
         f"model {evaluation.identity}; indexed in {evaluation.index_seconds:.1f}s, "
         f"searched in {evaluation.search_seconds:.1f}s",
         "",
-        f"split {split}, by kind (R@1 counts only matched answers; R@3/MRR@5 rank candidates):",
-        metrics_table([*by_kind(main).items(), ("overall", compute_metrics(main))]),
+        f"split {split}, by kind (R@1 counts only matched answers; R@3/MRR@5 rank candidates;",
+        "falseM: wrong runbooks over matched answers; leads: missed cases whose runbook was a",
+        "lead; steps: matched pages showing an actionable section when the runbook has one):",
+        metrics_table(kind_rows(main)),
         "",
         "by split:",
         metrics_table(
             [
-                (s, compute_metrics(in_split(evaluation.main.outcomes, s)))
+                (s, compute_metrics(cases_only(in_split(evaluation.main.outcomes, s))))
                 for s in _splits(evaluation.main.outcomes)
             ]
         ),
     ]
     lines += ["", "no-match pages (leads: closest runbooks named as not confident):"]
-    lines += [leads_line(s, evaluation.main.outcomes) for s in _splits(evaluation.main.outcomes)]
+    lines += [
+        leads_line(s, cases_only(evaluation.main.outcomes))
+        for s in _splits(evaluation.main.outcomes)
+    ]
     if len(evaluation.runs) > 1:
         lines += [
             "",
-            f"ablations, split {split}:",
+            f"ablations, split {split} (cases, then {LEFT_OUT} per row):",
             metrics_table(
-                [(r.name, compute_metrics(in_split(r.outcomes, split))) for r in evaluation.runs]
+                [
+                    (f"{r.name}{suffix}", compute_metrics(part(in_split(r.outcomes, split))))
+                    for r in evaluation.runs
+                    for suffix, part in (("", cases_only), (f" / {LEFT_OUT}", left_out_only))
+                    if part(in_split(r.outcomes, split))
+                ]
             ),
         ]
     if failures:
@@ -394,6 +491,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="also score bm25-only, dense-only, and hybrid without tiers or metric evidence",
     )
+    parser.add_argument(
+        "--leave-out",
+        action="store_true",
+        help="also run every labelled case with its runbook left out of the index: near "
+        "misses made from the cases, whose right answer is no confident match",
+    )
     parser.add_argument("--failures", action="store_true", help="list the cases that missed")
     parser.add_argument("--gate", type=Path, help="fail if worse than this recorded baseline")
     parser.add_argument("--record", type=Path, help="write this run's numbers as the baseline")
@@ -401,7 +504,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         settings, cases, errors, split = prepare(args)
         evaluation = evaluate(
-            args.corpus, cases, errors, settings=settings, ablations=args.ablations
+            args.corpus,
+            cases,
+            errors,
+            settings=settings,
+            ablations=args.ablations,
+            leave_out=args.leave_out,
         )
     except (ConfigError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -418,7 +526,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         write_outcomes(args.out, evaluation.main.outcomes)
     print(report_text(evaluation, split, failures=args.failures))
     result = summary(evaluation, split, settings)
-    current = compute_metrics(in_split(evaluation.main.outcomes, split))
+    current = compute_metrics(cases_only(in_split(evaluation.main.outcomes, split)))
     status = 0
     if args.gate:
         try:

@@ -17,6 +17,7 @@ from qdrant_client import QdrantClient, models
 
 from enricher.errors import ConfigError
 from enricher.index.embedding import ModelIdentity
+from enricher.index.stats import CorpusStats
 from enricher.settings import Settings
 
 DENSE = "dense"
@@ -40,10 +41,44 @@ F_DOC_HASH = "doc_hash"
 F_LAST_UPDATED = "last_updated"
 F_CHUNK_INDEX = "chunk_index"
 F_EMBED_MODEL = "embed_model"
-#: Identifiers in the chunk shaped like metric names (enricher.promql.quoted_names).
+#: Identifiers in the chunk shaped like metric names (enricher.sources.promql.quoted_names).
 F_METRICS = "metrics"
+#: The document's path lower-cased without ".md" ("kubernetes/kubepodcrashlooping"): what an
+#: alert's `runbook_url` is matched against.
+F_PATH_KEY = "path_key"
+#: How much the chunk says what to do (an `Actionable` level): the section a page shows
+#: beside the best-matching one (ingest.chunking.actionable).
+F_ACTIONABLE = "actionable"
+#: Where a person reads the runbook (a git host's blob URL), when ingest could tell.
+F_URL = "url"
+#: On the first chunk of each document only: the term ids of the whole document, and of its
+#: name (title and alert names). The decision measures coverage with them (index.stats).
+F_DOC_TERMS = "doc_terms"
+F_NAME_TERMS = "name_terms"
 
-KEYWORD_INDEXES = (F_ALERT_NAMES, F_SERVICES, F_DOC_ID, F_ALERT_KEYS, F_SERVICE_KEYS, F_METRICS)
+KEYWORD_INDEXES = (
+    F_ALERT_NAMES,
+    F_SERVICES,
+    F_DOC_ID,
+    F_ALERT_KEYS,
+    F_SERVICE_KEYS,
+    F_METRICS,
+    F_PATH_KEY,
+)
+
+
+class Actionable:
+    """Levels of `F_ACTIONABLE`; a page shows the strongest a runbook has, first found."""
+
+    NONE = 0
+    #: It holds commands (a code block, a list of `commands`) under another heading.
+    COMMANDS = 1
+    #: Its heading says it is about what to do (Diagnosis, Mitigation, Steps...).
+    HEADING = 2
+
+
+#: Collection metadata key of the corpus statistics (index.stats).
+META_STATS = "corpus_stats"
 
 _POINT_NAMESPACE = uuid.UUID("6f1c1d8e-5b0a-4c55-9d7e-2b1f0c3a9e41")
 
@@ -113,6 +148,17 @@ def _ensure_payload_indexes(client: QdrantClient, name: str, fields: Sequence[st
         warnings.filterwarnings("ignore", message="Payload indexes have no effect")
         for field in fields:
             client.create_payload_index(name, field, models.PayloadSchemaType.KEYWORD)
+
+
+def write_stats(client: QdrantClient, name: str, stats: CorpusStats) -> None:
+    """Store the corpus statistics with the collection (metadata keys merge)."""
+    client.update_collection(name, metadata={META_STATS: stats.to_json()})
+
+
+def read_stats(client: QdrantClient, name: str) -> CorpusStats | None:
+    """The statistics the last sync stored; None before the first sync of this release."""
+    data = (client.get_collection(name).config.metadata or {}).get(META_STATS)
+    return CorpusStats.from_json(data) if isinstance(data, dict) else None
 
 
 def verify_collection(client: QdrantClient, name: str, identity: ModelIdentity) -> None:

@@ -1,17 +1,13 @@
 """The match decision: which candidates are confident enough to show. Pure.
 
-Why the threshold is not on the fused score: RRF scores encode rank only (1/(k+rank)), so a
-terrible best candidate scores the same as a perfect one. Fusion picks the candidate pool;
-each candidate then gets a calibrated confidence computed client-side from its returned
-dense vector (cosine to the query, in 0..1 for this model) plus a bonus when the runbook
-names the alert exactly (enricher.search.searcher). That confidence orders documents and is
-compared with the threshold here. docs/RETRIEVAL.md records how the numbers were fitted.
+Every candidate carries a probability (enricher.search.confidence) computed from what the
+alert says about it (enricher.search.evidence); the decision compares it with a bar, and
+never reorders. Two tiers decide on identity instead of scores: an alert whose
+`runbook_url` resolves to an indexed runbook ("runbook_url"), and one whose name a runbook
+lists exactly ("alert_name", "alert_name+service"). A runbook written for the alert is
+the answer whatever its wording.
 
-Below the bar, a top runbook can still be taken on evidence the scores cannot see: a clear
-lead over every other runbook, or being the only runbook that quotes a metric of the
-alert's rule expression. Neither ever reorders the candidates.
-
-Everything here is pure, so the eval and the calibration replay it over stored rankings.
+Pure, so the eval and the calibration replay it over stored rankings with other bars.
 """
 
 from __future__ import annotations
@@ -25,46 +21,39 @@ from enricher.result import Tier
 from enricher.settings import Settings
 
 Mode = Literal["hybrid", "dense", "sparse"]
+#: Tiers decided by identity: the runbook is named by the alert.
+NAMED_TIERS: frozenset[str] = frozenset({"runbook_url", "alert_name", "alert_name+service"})
 
 
 @dataclass(frozen=True)
 class SearchConfig:
-    """How candidates are scored and decided. The bars come from `Settings` (`from_settings`);
-    the rest are the retrieval recipe, documented where they are used."""
+    """How candidates are retrieved and decided. The bars come from `Settings`
+    (`from_settings`); the rest is the retrieval recipe, documented where it is used."""
 
-    #: Confidence a match must reach (SCORE_THRESHOLD).
+    #: Probability a match needs (SCORE_THRESHOLD).
     threshold: float
-    #: Bar for the unfiltered tier, where nothing but the text vouches for the match
-    #: (GLOBAL_SCORE_THRESHOLD): stricter, to keep in-domain alerts that have no runbook
-    #: from matching a sibling runbook on wording alone.
+    #: Probability a match needs when no service label vouches for it either
+    #: (GLOBAL_SCORE_THRESHOLD).
     global_threshold: float
     #: A runbook older than this gets a stale warning (STALE_AFTER_DAYS).
     stale_after_days: int
-    #: Added to the confidence of runbooks that list the alert name exactly.
-    name_bonus: float = 0.3
-    #: Subtracted in proportion to how far a runbook's BM25 score trails the best one:
-    #: a runbook the words of the alert do not support is less likely to be the answer.
-    lexical_penalty: float = 0.25
-    #: A top runbook below the bar is still taken when it clears `margin_floor` and leads
-    #: every other runbook by `margin`: a clear winner, not one of several near-ties.
-    margin_floor: float = 0.45
-    margin: float = 0.15
     top_k: int = 3
-    #: On "no confident match", up to this many runbooks at or above `margin_floor` are
-    #: still named as leads, marked as not confident (0: none). The right runbook is in the
-    #: top three for nearly every golden case that misses the bar (docs/RETRIEVAL.md).
-    max_leads: int = 2
-    #: Candidates each retriever contributes before fusion (wider than top_k on purpose).
+    #: On "no confident match", up to this many runbooks are still named as leads, marked
+    #: as not confident (0: none), when the best of them reaches the model's lead floor.
+    max_leads: int = 3
+    #: Candidates each retriever contributes (wider than top_k on purpose).
     prefetch_limit: int = 24
-    #: How many BM25 hits to read for the lexical evidence.
+    #: How many BM25 hits to read for the lexical reading.
     lexical_limit: int = 64
-    #: RRF constant. Qdrant's default is 2, which lets one retriever's top hit dominate;
-    #: 60 is the value from the original RRF paper and flattens rank differences.
+    #: Candidates the confidence model scores; the rest are ranked only.
+    scored: int = 5
+    #: RRF constant of the document-level fusion. 60 is the value from the original RRF
+    #: paper and flattens rank differences (Qdrant's default of 2 lets one reading's top
+    #: hit dominate).
     rrf_k: int = 60
-    #: Take a top runbook below the bar (over `margin_floor`) when it is the only runbook
-    #: quoting a metric of the alert's rule. Off only as an ablation.
+    #: The rule's metrics count (quoting runbooks, the names reading). Off only as an ablation.
     metric_evidence: bool = True
-    #: "dense" and "sparse" are ablations: one retriever fills the pool *and* scores it.
+    #: "dense" and "sparse" are ablations: one retriever ranks, the model still decides.
     mode: Mode = "hybrid"
     tiers: bool = True
 
@@ -79,10 +68,13 @@ class SearchConfig:
 
 @dataclass(frozen=True)
 class Candidate:
-    """A document as seen by one search: its best chunk and that chunk's confidence."""
+    """A document as seen by one search: its best chunk and the probability it is the one."""
 
     payload: dict[str, Any]
     score: float
+    #: What the score was computed from (enricher.search.evidence.FEATURES); empty for
+    #: candidates decided by identity and for those ranked too low to be scored.
+    features: Mapping[str, float] = field(default_factory=dict)
 
     @property
     def doc_id(self) -> str:
@@ -91,45 +83,39 @@ class Candidate:
 
 @dataclass(frozen=True)
 class Ranking:
-    """Documents ordered by confidence, before the decision."""
+    """Documents in fused order, each scored, before the decision."""
 
     candidates: tuple[Candidate, ...]
     tier: Tier
-    #: Confidence of the best *other* runbook in the unfiltered search (0 when none).
-    runner_up: float = 0.0
     #: Runbooks that are the only one quoting some metric of the alert's rule expression,
     #: with those metrics.
     vouched: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: Below this probability a runbook is not named even as a lead (the model's floor).
+    lead_floor: float = 1.0
+    #: The alert's runbook_url, when it named no indexed runbook (the page says so).
+    unresolved_url: str | None = None
 
 
 def decide(ranking: Ranking, config: SearchConfig) -> tuple[Candidate, ...]:
-    """The candidates confident enough to show, best first (empty: "no confident match").
-
-    Pure, so calibration can replay it over stored rankings with other settings.
-    """
-    if not ranking.candidates:
-        return ()
+    """The candidates confident enough to show, best first (empty: "no confident match")."""
+    top = ranking.candidates[: config.top_k]
+    if ranking.tier in NAMED_TIERS:
+        return top
     bar = config.global_threshold if ranking.tier == "global" else config.threshold
-    confident = tuple(c for c in ranking.candidates if c.score >= bar)[: config.top_k]
-    if confident:
-        return confident
-    top = ranking.candidates[0]
-    clear_winner = top.score - ranking.runner_up >= config.margin
-    vouched = config.metric_evidence and top.doc_id in ranking.vouched
-    if ranking.tier in ("service", "global") and top.score >= config.margin_floor:
-        return (top,) if clear_winner or vouched else ()
-    return ()
+    return tuple(c for c in top if c.score >= bar)
 
 
 def leads(ranking: Ranking, config: SearchConfig) -> tuple[Candidate, ...]:
-    """The runbooks worth a look when nothing is confident: over the floor, best first.
+    """The runbooks worth a look when nothing is confident: the best few, in fused order.
 
-    Below `margin_floor` a runbook's wording is no evidence (off-topic alerts score there),
-    so nothing is named rather than something random.
+    Only when the best of them reaches the model's lead floor: below it the evidence is no
+    better than an off-topic alert's, so nothing is named rather than something random.
+    The others are named by rank, not by their own probability, which is low by
+    construction (each is measured against the better one above it).
     """
-    over = (c for c in ranking.candidates if c.score >= config.margin_floor)
-    return tuple(over)[: max(config.max_leads, 0)]
-
+    if not ranking.candidates or ranking.candidates[0].score < ranking.lead_floor:
+        return ()
+    return ranking.candidates[: max(config.max_leads, 0)]
 
 
 def sole_quoters(
@@ -150,7 +136,13 @@ def sole_quoters(
     return sole
 
 
-def runner_up(ranked: Sequence[Candidate]) -> float:
-    return ranked[1].score if len(ranked) > 1 else 0.0
-
-
+__all__ = [
+    "NAMED_TIERS",
+    "Candidate",
+    "Mode",
+    "Ranking",
+    "SearchConfig",
+    "decide",
+    "leads",
+    "sole_quoters",
+]

@@ -8,13 +8,36 @@ from dataclasses import dataclass
 
 from enricher.alert import Alert
 from enricher.search.names import name_key, service_keys, split_identifier
+from enricher.sources.promql import expression, state_literals
 
-#: Labels whose values describe *what* failed (worth embedding). Instance-like labels
+#: Labels whose values describe *what* failed (worth a BM25 match). Instance-like labels
 #: (pod, instance, fingerprint, ...) only add noise to the query.
 DESCRIPTIVE_LABELS = ("component", "container", "queue", "topic", "database", "job", "app")
+#: Labels that name *what* the alert is about, whose values stay in the prose.
+_WHAT_LABELS = frozenset({"alertname", "severity", "service", *DESCRIPTIVE_LABELS})
+#: Label values shorter than this are not taken out of the prose (too likely to be words).
+_MIN_STRIPPED_VALUE = 3
 
 #: A CamelCase or mixedCase identifier inside prose ("OrderEventsConsumerBehind").
 _CAMEL = re.compile(r"\b(?=[A-Za-z0-9_]*[a-z][A-Z])[A-Za-z][A-Za-z0-9_]*\b")
+#: A state or reason spelled the Kubernetes way, two or more capitalised parts with no
+#: separator: CrashLoopBackOff, ImagePullBackOff, OOMKilled, NodeNotReady.
+_STATE = re.compile(r"\b(?:[A-Z]+[a-z0-9]+){2,}\b")
+
+
+def states(alert: Alert) -> tuple[str, ...]:
+    """The states an alert names other than its own name: its rule's capitalised matcher
+    literals (`reason="CrashLoopBackOff"`), and CamelCase words in its label values and
+    prose (a reason label, "waiting state (reason: CrashLoopBackOff)", a PagerDuty title
+    carrying Alertmanager's label values). A state is what the alert is about."""
+    found = dict.fromkeys(state_literals(expression(alert.link or "")))
+    texts = [alert.summary, alert.description, *alert.labels.values()]
+    for text in texts:
+        for word in _STATE.findall(text):
+            found.setdefault(word, None)
+    found.pop(alert.alert_name, None)
+    found.pop(alert.labels.get("alertname", ""), None)
+    return tuple(found)
 
 
 def _words_for_dense(text: str) -> str:
@@ -25,11 +48,16 @@ def _words_for_dense(text: str) -> str:
 
 @dataclass(frozen=True)
 class Query:
-    #: For the dense model: what the alert says first, then its name in words.
+    #: For the dense model: what the alert says, then its name in words.
     dense_text: str
     #: For BM25: the exact alert-name token too, so a runbook listing it scores, and the
     #: metric names of the rule expression, exact and as words.
     sparse_text: str
+    #: What the alert is about, for coverage (enricher.search.evidence): its prose, name
+    #: and rule metrics as words, without the label values that say where it fired.
+    content_text: str
+    #: The rule's metric names and state literals as words: what spells a runbook's name.
+    evidence_text: str
     alert_name: str
     alert_key: str
     #: Candidate service keys, most specific first (see names.service_keys).
@@ -45,30 +73,60 @@ def _join(parts: Iterable[str | None]) -> str:
     return ". ".join(seen)
 
 
+def without_label_values(text: str, alert: Alert) -> str:
+    """`text` with the values of the alert's *where* labels (pod, instance, namespace,
+    cluster, node...) taken out.
+
+    Annotations interpolate labels ("Pod payments/payout-worker-45bd7 is crash looping on
+    cluster prod-eu-1"): those say where the alert fired, which no runbook is about, and
+    their fragments (`prod`, `worker`, `pool`) match runbooks at random. The labels that
+    say what failed (service, job, container...) stay, and so do state values
+    (`reason="CrashLoopBackOff"`).
+    """
+    values = sorted(
+        {
+            v
+            for k, v in alert.labels.items()
+            if k not in _WHAT_LABELS and len(v) >= _MIN_STRIPPED_VALUE and not _STATE.fullmatch(v)
+        },
+        key=len,
+        reverse=True,
+    )
+    for value in values:
+        text = text.replace(value, " ")
+    return " ".join(text.split())
+
+
 def build_query(alert: Alert) -> Query:
-    """Two texts from one alert.
+    """The texts of one alert.
 
     PagerDuty titles without an identifier become the alert name as free text; they are
     used once, not repeated as "words". The dense text leads with the summary and
     description (on the golden dev split that ordering raised recall@1 by 3 points over
     leading with the name) and spells identifiers in it as words (docs/RETRIEVAL.md).
-    The rule's metric names go to BM25 only: runbooks quote them verbatim, while to the
-    dense model `kafka_producer_record_error_total` is one more vague phrase.
+    The rule's metric names go to BM25 and to the names reading, not to the dense model:
+    runbooks quote and are named after them, while to MiniLM
+    `kafka_producer_record_error_total` is one more vague phrase.
     """
     name = alert.alert_name
     words = name if " " in name.strip() else split_identifier(name)
-    prose = [alert.summary, alert.description]
+    summary = without_label_values(alert.summary, alert)
+    description = without_label_values(alert.description, alert)
     labels = [
         value
         for key in DESCRIPTIVE_LABELS
         if (value := alert.labels.get(key)) and value != alert.service
     ]
     metric_words = [split_identifier(metric) for metric in alert.metrics]
+    literal_words = [split_identifier(value) for value in states(alert)]
     return Query(
-        dense_text=_words_for_dense(_join([*prose, words, alert.service, *labels])),
+        dense_text=_words_for_dense(_join([summary, description, words, alert.service])),
         sparse_text=_join(
-            [name, words, alert.service, *prose, *labels, *alert.metrics, *metric_words]
+            [name, words, alert.service, summary, description, *labels, *alert.metrics,
+             *metric_words, *literal_words]
         ),
+        content_text=_join([summary, description, words, *metric_words, *literal_words]),
+        evidence_text=" ".join([*metric_words, *literal_words]),
         alert_name=name,
         alert_key=name_key(name),
         service_keys=service_keys(alert.service) if alert.service else (),

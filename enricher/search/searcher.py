@@ -1,13 +1,27 @@
-"""Hybrid runbook search: tiered filters, dense + BM25 fused by RRF, scored per document.
+"""Hybrid runbook search: the Qdrant side. Retrieve, read, score; decide.py decides.
 
-The Qdrant side of the search: it builds the query, runs the tiers and turns points into
-scored candidates (`Ranking`); enricher.search.decide then says which are confident.
+One search, in order:
+
+1. `runbook_url`: when the alert links a runbook that is indexed, that runbook is the
+   match (tier "runbook_url"); a link to nothing indexed is noted and the search goes on.
+2. The alert's exact name: runbooks listing it are the match ("alert_name", or
+   "alert_name+service" when the service agrees).
+3. Otherwise a hybrid Qdrant query (dense + BM25 prefetch fused by RRF, once unfiltered and
+   once pre-filtered by the service label) fills the pool, one BM25 query reads the
+   lexical scores, and the corpus statistics give the names reading. enricher.search.
+   evidence fuses them per document and computes each top candidate's features; the
+   confidence model turns those into the probability the page shows.
+
+Backend faults raise SearchUnavailable inside and come back as status "unavailable".
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import urlsplit
 
 import numpy as np
 import structlog
@@ -17,16 +31,13 @@ from enricher.alert import Alert
 from enricher.errors import SearchUnavailable
 from enricher.index import schema
 from enricher.index.embedding import Embedder, SparseVector
-from enricher.result import Match, SearchResult, Tier
-from enricher.search.decide import (
-    Candidate,
-    Ranking,
-    SearchConfig,
-    decide,
-    leads,
-    runner_up,
-    sole_quoters,
-)
+from enricher.index.schema import Actionable
+from enricher.index.stats import EMPTY, CorpusStats
+from enricher.result import Match, SearchResult, Section, Tier
+from enricher.search import evidence
+from enricher.search.confidence import Model, load_model
+from enricher.search.decide import Candidate, Ranking, SearchConfig, decide, leads, sole_quoters
+from enricher.search.names import name_key
 from enricher.search.query import Query, build_query
 from enricher.settings import Settings
 
@@ -35,106 +46,210 @@ log = structlog.get_logger(__name__)
 #: Chunks read when looking for the runbooks that quote an alert's metrics. More quoting
 #: chunks than this and the metrics are common ones, which vouch for no runbook.
 QUOTE_SCAN_LIMIT = 256
+#: How often a long-running searcher re-reads the corpus statistics a sync rewrote.
+STATS_REFRESH_S = 30.0
+#: Chunks of one document read when looking for its first actionable section.
+SECTION_SCAN_LIMIT = 64
 
 
 class Searcher:
     def __init__(
-        self, client: QdrantClient, collection: str, embedder: Embedder, config: SearchConfig
+        self,
+        client: QdrantClient,
+        collection: str,
+        embedder: Embedder,
+        config: SearchConfig,
+        model: Model | None = None,
     ) -> None:
         self.client = client
         self.collection = collection
         self.embedder = embedder
         self.config = config
+        self.model = model or load_model()
+        self._stats: CorpusStats = EMPTY
+        self._stats_read = float("-inf")
+
+    # --- the result contract ---
 
     def search(self, alert: Alert, now: datetime | None = None) -> SearchResult:
         """Never raises for backend faults: those come back as status "unavailable"."""
         return self.search_ranked(alert, now)[0]
 
     def search_ranked(
-        self, alert: Alert, now: datetime | None = None
+        self, alert: Alert, now: datetime | None = None, *, exclude: str | None = None
     ) -> tuple[SearchResult, Ranking | None]:
-        """The result and the ranking it was decided on (None when search was unavailable)."""
+        """The result and the ranking it was decided on (None when search was unavailable).
+
+        `exclude`: a doc id searched as if it were not indexed (the eval's near misses).
+        """
         try:
-            ranking = self.rank(alert)
+            ranking = self.rank(alert, exclude=exclude)
+            when = now or datetime.now(UTC)
+            confident = decide(ranking, self.config)
+            if not confident:
+                closest = leads(ranking, self.config)
+                hints = tuple(self._match(c, when, ranking.vouched, None) for c in closest)
+                result = SearchResult(
+                    status="no_match",
+                    tier=ranking.tier,
+                    leads=hints,
+                    unresolved_url=ranking.unresolved_url,
+                )
+                return result, ranking
+            matches = tuple(
+                self._match(c, when, ranking.vouched, self._steps(c)) for c in confident
+            )
         except SearchUnavailable as exc:
             return SearchResult(status="unavailable", tier=None, reason=str(exc)), None
-        confident = decide(ranking, self.config)
-        when = now or datetime.now(UTC)
-        if not confident:
-            closest = leads(ranking, self.config)
-            hints = tuple(self._match(c, when, ranking.vouched) for c in closest)
-            return SearchResult(status="no_match", tier=ranking.tier, leads=hints), ranking
-        matches = tuple(self._match(c, when, ranking.vouched) for c in confident)
-        return SearchResult(status="matched", tier=ranking.tier, matches=matches), ranking
+        result = SearchResult(
+            status="matched",
+            tier=ranking.tier,
+            matches=matches,
+            unresolved_url=ranking.unresolved_url,
+        )
+        return result, ranking
 
-    def rank(self, alert: Alert) -> Ranking:
-        """Candidates with their confidence and tier, before the decision (also for eval)."""
+    # --- ranking ---
+
+    def rank(self, alert: Alert, *, exclude: str | None = None) -> Ranking:
+        """Candidates in fused order with their probabilities, before the decision."""
         query = build_query(alert)
+        keep = _without(exclude)
+        unresolved: str | None = None
+        if alert.runbook_url and self.config.tiers:
+            linked = self._linked(alert.runbook_url, keep)
+            if linked is not None:
+                return Ranking((Candidate(linked, 1.0),), "runbook_url")
+            unresolved = alert.runbook_url
+        stats = self._corpus_stats()
         dense = self.embedder.dense_query(query.dense_text)
         sparse = self.embedder.sparse_query(query.sparse_text)
-        lexical = self._lexical(sparse)
-
-        def retrieve(flt: models.Filter | None) -> list[Candidate]:
-            return self._retrieve(query, dense, sparse, flt, lexical)
-
-        if not self.config.tiers:
-            unfiltered = retrieve(None)
-            return Ranking(tuple(unfiltered), "global", runner_up(unfiltered))
-        if query.alert_key:
-            by_name = models.FieldCondition(
-                key=schema.F_ALERT_KEYS, match=models.MatchValue(value=query.alert_key)
-            )
-            named = [
-                c
-                for c in retrieve(models.Filter(must=[by_name]))
-                if c.score >= self.config.threshold
-            ]
+        if query.alert_key and self.config.tiers:
+            named = self._named(query, dense, sparse, keep)
             if named:
                 tier: Tier = "alert_name+service" if _has_service(named[0], query) else "alert_name"
-                return Ranking(tuple(named), tier)
-        # Without an exact name, the service filter and the global search compete: a wrong or
-        # unusual service label must not hide a clearly better runbook elsewhere.
-        unfiltered = retrieve(None)
-        second = runner_up(unfiltered)
-        vouched = self._sole_quoters(alert.metrics)
-        if query.service_keys:
+                return Ranking(tuple(named), tier, unresolved_url=unresolved)
+        pool = self._pool(query, dense, sparse, keep)
+        lexical = self._lexical(sparse, keep)
+        names: dict[str, float] = {}
+        if self.config.metric_evidence:
+            evidence_terms = self.embedder.sparse_query(query.evidence_text).indices
+            names = evidence.name_coverage(stats, evidence_terms)
+            names.pop(exclude or "", None)
+        mode = self.config.mode
+        readings = evidence.Readings(
+            dense={doc: cos for doc, (cos, _) in pool.items()} if mode != "sparse" else {},
+            lexical={doc: s for doc, (s, _) in lexical.items()} if mode != "dense" else {},
+            names=names,
+        )
+        order = evidence.fuse(readings, self.config.rrf_k)
+        if not order:
+            return Ranking((), "global", unresolved_url=unresolved)
+        scored = order[: self.config.scored]
+        firsts = self._first_chunks(scored)
+        vouched = self._sole_quoters(alert.metrics) if self.config.metric_evidence else {}
+        content = self.embedder.sparse_query(query.content_text).indices
+        known = evidence.known_share(stats, content)
+        candidates: list[Candidate] = []
+        for doc in order:
+            payload = _best_payload(doc, pool, lexical, firsts)
+            if payload is None:
+                continue
+            if doc not in scored:
+                candidates.append(Candidate(payload, 0.0))
+                continue
+            values = evidence.features(
+                doc,
+                readings,
+                coverage=evidence.content_coverage(
+                    stats, content, firsts.get(doc, {}).get(schema.F_DOC_TERMS, [])
+                ),
+                known=known,
+                quotes_metric=doc in vouched,
+                service_match=_has_service_payload(payload, query),
+            )
+            candidates.append(Candidate(payload, self.model.probability(values), values))
+        served = bool(candidates) and _has_service(candidates[0], query)
+        return Ranking(
+            tuple(candidates),
+            "service" if served else "global",
+            vouched,
+            self.model.lead_floor,
+            unresolved,
+        )
+
+    # --- Qdrant reads ---
+
+    def _linked(self, url: str, keep: list[models.Condition]) -> dict[str, Any] | None:
+        """The first chunk of the runbook `url` names: its last path segments against the
+        runbook paths, then its last segment against the alert names, case-insensitively
+        (`.../runbooks/kubernetes/kubepodcrashlooping` names kubernetes/KubePodCrashLooping.md)."""
+        for key, value in _url_keys(url):
+            condition = models.FieldCondition(key=key, match=models.MatchValue(value=value))
+            first = models.FieldCondition(
+                key=schema.F_CHUNK_INDEX, match=models.MatchValue(value=0)
+            )
+            points = self._scroll(models.Filter(must=[condition, first], must_not=keep), 2)
+            if len(points) == 1:  # several runbooks under one name: the link decides nothing
+                return dict(points[0].payload or {})
+        return None
+
+    def _named(
+        self, query: Query, dense: list[float], sparse: SparseVector, keep: list[models.Condition]
+    ) -> list[Candidate]:
+        """Runbooks listing the alert's exact name, in fused order, each one the answer."""
+        by_name = models.FieldCondition(
+            key=schema.F_ALERT_KEYS, match=models.MatchValue(value=query.alert_key)
+        )
+        points = self._hybrid(dense, sparse, models.Filter(must=[by_name], must_not=keep))
+        best = _best_by_doc(points, dense)
+        order = sorted(best, key=lambda doc: -best[doc][0])
+        return [Candidate(best[doc][1], 1.0) for doc in order]
+
+    def _pool(
+        self, query: Query, dense: list[float], sparse: SparseVector, keep: list[models.Condition]
+    ) -> dict[str, tuple[float, dict[str, Any]]]:
+        """Doc id -> (best chunk cosine, that chunk's payload) over the unfiltered search and
+        the one pre-filtered by the alert's service, so a service's own runbooks are always
+        in the pool and a wrong or unusual service label hides nothing."""
+        points = list(self._hybrid(dense, sparse, models.Filter(must_not=keep)))
+        if query.service_keys and self.config.tiers:
             by_service = models.FieldCondition(
                 key=schema.F_SERVICE_KEYS, match=models.MatchAny(any=list(query.service_keys))
             )
-            scoped = retrieve(models.Filter(must=[by_service]))
-            if scoped and (not unfiltered or scoped[0].score >= unfiltered[0].score):
-                return Ranking(tuple(scoped), "service", second, vouched)
-        return Ranking(tuple(unfiltered), "global", second, vouched)
+            points += self._hybrid(dense, sparse, models.Filter(must=[by_service], must_not=keep))
+        return _best_by_doc(points, dense)
 
-    def _sole_quoters(self, metrics: Sequence[str]) -> dict[str, tuple[str, ...]]:
-        """Runbooks that are the only one quoting one of `metrics`, with those metrics.
-
-        A metric quoted by one runbook points at it the way an alert name does; one quoted
-        by several (`up`, a shared request counter) says nothing about which of them applies.
-        One scroll reads the quoting chunks. On the embedded engine it scans the collection
-        (0.16 s at 10k chunks on 2 cores, docs/PERFORMANCE.md); the server uses its index.
-        """
-        if not (self.config.metric_evidence and metrics):
-            return {}
-        quoting = models.FieldCondition(
-            key=schema.F_METRICS, match=models.MatchAny(any=list(metrics))
-        )
+    def _hybrid(
+        self, dense: list[float], sparse: SparseVector, flt: models.Filter
+    ) -> Sequence[models.ScoredPoint]:
+        limit = self.config.prefetch_limit
+        prefetch = [
+            models.Prefetch(query=dense, using=schema.DENSE, limit=limit, filter=flt),
+            models.Prefetch(
+                query=models.SparseVector(indices=sparse.indices, values=sparse.values),
+                using=schema.SPARSE,
+                limit=limit,
+                filter=flt,
+            ),
+        ]
         try:
-            points, _ = self.client.scroll(
+            response = self.client.query_points(
                 self.collection,
-                scroll_filter=models.Filter(must=[quoting]),
-                limit=QUOTE_SCAN_LIMIT,
-                with_payload=[schema.F_DOC_ID, schema.F_METRICS],
-                with_vectors=False,
+                prefetch=prefetch,
+                query=models.RrfQuery(rrf=models.Rrf(k=self.config.rrf_k)),
+                limit=limit,
+                with_payload=True,
+                with_vectors=[schema.DENSE],
             )
         except Exception as exc:  # any transport or server fault means "search is down"
             raise _unavailable(exc) from exc
-        if len(points) >= QUOTE_SCAN_LIMIT:  # quoted everywhere: evidence for nothing
-            return {}
-        return sole_quoters(metrics, [p.payload or {} for p in points])
+        return response.points
 
-    def _lexical(self, sparse: SparseVector) -> dict[str, float]:
-        """Each runbook's best BM25 score relative to the best runbook's, in 0..1."""
+    def _lexical(
+        self, sparse: SparseVector, keep: list[models.Condition]
+    ) -> dict[str, tuple[float, dict[str, Any]]]:
+        """Doc id -> (best chunk BM25 score, that chunk's payload)."""
         if not sparse.indices:
             return {}
         try:
@@ -142,90 +257,107 @@ class Searcher:
                 self.collection,
                 query=models.SparseVector(indices=sparse.indices, values=sparse.values),
                 using=schema.SPARSE,
+                query_filter=models.Filter(must_not=keep),
                 limit=self.config.lexical_limit,
-                with_payload=[schema.F_DOC_ID],
+                with_payload=True,
             )
         except Exception as exc:  # any transport or server fault means "search is down"
             raise _unavailable(exc) from exc
-        best: dict[str, float] = {}
+        best: dict[str, tuple[float, dict[str, Any]]] = {}
         for point in response.points:
-            doc_id = str((point.payload or {})[schema.F_DOC_ID])
-            best[doc_id] = max(best.get(doc_id, 0.0), point.score)
-        top = max(best.values(), default=0.0)
-        return {doc_id: score / top for doc_id, score in best.items()} if top > 0 else {}
+            payload = dict(point.payload or {})
+            doc = str(payload[schema.F_DOC_ID])
+            if doc not in best or point.score > best[doc][0]:
+                best[doc] = (point.score, payload)
+        return best
 
-    def _retrieve(
-        self,
-        query: Query,
-        dense: list[float],
-        sparse: SparseVector,
-        flt: models.Filter | None,
-        lexical: dict[str, float],
-    ) -> list[Candidate]:
-        limit = self.config.prefetch_limit
-        dense_pf = models.Prefetch(query=dense, using=schema.DENSE, limit=limit, filter=flt)
-        sparse_pf = models.Prefetch(
-            query=models.SparseVector(indices=sparse.indices, values=sparse.values),
-            using=schema.SPARSE,
-            limit=limit,
-            filter=flt,
-        )
+    def _first_chunks(self, docs: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """Doc id -> payload of its first chunk (the document's term sets live there)."""
+        ids = [schema.point_id(doc, 0) for doc in docs]
         try:
-            if self.config.mode == "hybrid":
-                response = self.client.query_points(
-                    self.collection,
-                    prefetch=[dense_pf, sparse_pf],
-                    query=models.RrfQuery(rrf=models.Rrf(k=self.config.rrf_k)),
-                    limit=limit,
-                    with_payload=True,
-                    with_vectors=[schema.DENSE],
-                )
-            else:
-                single = dense_pf if self.config.mode == "dense" else sparse_pf
-                response = self.client.query_points(
-                    self.collection,
-                    query=single.query,
-                    using=single.using,
-                    query_filter=flt,
-                    limit=limit,
-                    with_payload=True,
-                    with_vectors=[schema.DENSE],
-                )
+            points = self.client.retrieve(self.collection, ids=ids, with_payload=True)
         except Exception as exc:  # any transport or server fault means "search is down"
             raise _unavailable(exc) from exc
-        return self._by_document(query, dense, response.points, lexical)
-
-    def _by_document(
-        self,
-        query: Query,
-        dense: Sequence[float],
-        points: Sequence[models.ScoredPoint],
-        lexical: dict[str, float],
-    ) -> list[Candidate]:
-        """One candidate per document: its best chunk, ordered by confidence (stable on ties)."""
-        q = np.asarray(dense, dtype=np.float32)
-        best: dict[str, Candidate] = {}
+        out: dict[str, dict[str, Any]] = {}
         for point in points:
-            payload = point.payload or {}
-            doc_id = str(payload[schema.F_DOC_ID])
-            vectors = point.vector if isinstance(point.vector, dict) else {}
-            vec = np.asarray(vectors.get(schema.DENSE, []), dtype=np.float32)
-            if self.config.mode == "sparse":  # ablation: BM25 evidence alone
-                score = lexical.get(doc_id, 0.0)
-            else:
-                norm = float(np.linalg.norm(vec) * np.linalg.norm(q)) or 1.0
-                score = float(vec @ q) / norm if vec.size else 0.0
-            if self.config.mode == "hybrid":
-                score -= self.config.lexical_penalty * (1.0 - lexical.get(doc_id, 0.0))
-            if query.alert_key in payload.get(schema.F_ALERT_KEYS, []):
-                score += self.config.name_bonus
-            score = max(0.0, min(1.0, score))
-            if doc_id not in best or score > best[doc_id].score:
-                best[doc_id] = Candidate(payload=payload, score=score)
-        return sorted(best.values(), key=lambda c: -c.score)
+            payload = dict(point.payload or {})
+            out[str(payload[schema.F_DOC_ID])] = payload
+        return out
+
+    def _sole_quoters(self, metrics: Sequence[str]) -> dict[str, tuple[str, ...]]:
+        """Runbooks that are the only one quoting one of `metrics`, with those metrics.
+
+        A metric quoted by one runbook points at it the way an alert name does; one quoted
+        by several (`up`, a shared request counter) says nothing about which of them applies.
+        """
+        if not metrics:
+            return {}
+        quoting = models.FieldCondition(
+            key=schema.F_METRICS, match=models.MatchAny(any=list(metrics))
+        )
+        points = self._scroll(models.Filter(must=[quoting]), QUOTE_SCAN_LIMIT)
+        if len(points) >= QUOTE_SCAN_LIMIT:  # quoted everywhere: evidence for nothing
+            return {}
+        return sole_quoters(metrics, [p.payload or {} for p in points])
+
+    def _steps(self, candidate: Candidate) -> Section | None:
+        """The runbook's first actionable section when the matched chunk is not one: a
+        symptom-worded alert matches Meaning or Background, and on-call needs what to do."""
+        if candidate.payload.get(schema.F_ACTIONABLE, 0) == Actionable.HEADING:
+            return None
+        of_doc = models.FieldCondition(
+            key=schema.F_DOC_ID, match=models.MatchValue(value=candidate.doc_id)
+        )
+        points = self._scroll(models.Filter(must=[of_doc]), SECTION_SCAN_LIMIT)
+        chunks = sorted((p.payload or {} for p in points), key=lambda p: p[schema.F_CHUNK_INDEX])
+        best = max((c.get(schema.F_ACTIONABLE, 0) for c in chunks), default=0)
+        if best == 0 or best <= candidate.payload.get(schema.F_ACTIONABLE, 0):
+            return None
+        first = next(c for c in chunks if c.get(schema.F_ACTIONABLE, 0) == best)
+        return Section(
+            section=str(first[schema.F_SECTION]),
+            anchor=str(first.get(schema.F_ANCHOR, "")),
+            text=str(first[schema.F_TEXT]),
+        )
+
+    def _scroll(self, flt: models.Filter, limit: int) -> list[models.Record]:
+        try:
+            points, _ = self.client.scroll(
+                self.collection, scroll_filter=flt, limit=limit, with_payload=True
+            )
+        except Exception as exc:  # any transport or server fault means "search is down"
+            raise _unavailable(exc) from exc
+        return points
+
+    def _corpus_stats(self) -> CorpusStats:
+        """The statistics the last sync stored, re-read every STATS_REFRESH_S."""
+        now = time.monotonic()
+        if now - self._stats_read >= STATS_REFRESH_S:
+            try:
+                stored = schema.read_stats(self.client, self.collection)
+            except Exception as exc:  # any transport or server fault means "search is down"
+                raise _unavailable(exc) from exc
+            if stored is None:
+                log.warning(
+                    "search.no_corpus_stats",
+                    collection=self.collection,
+                    fix="run a sync (`make ingest`) to compute them; until then the "
+                    "decision has no coverage evidence",
+                )
+            self._stats = stored or EMPTY
+            self._stats_read = now
+        return self._stats
+
+    def refresh(self) -> None:
+        """Re-read the corpus statistics on the next search (after a sync)."""
+        self._stats_read = float("-inf")
 
     def _match(
-        self, candidate: Candidate, now: datetime, vouched: Mapping[str, tuple[str, ...]]
+        self,
+        candidate: Candidate,
+        now: datetime,
+        vouched: Mapping[str, tuple[str, ...]],
+        steps: Section | None,
     ) -> Match:
         p = candidate.payload
         updated = datetime.fromisoformat(str(p[schema.F_LAST_UPDATED]))
@@ -242,18 +374,81 @@ class Searcher:
             text=str(p[schema.F_TEXT]),
             revision=str(p.get(schema.F_REVISION, "")),
             anchor=str(p.get(schema.F_ANCHOR, "")),
+            url=str(p.get(schema.F_URL, "")),
+            actionable=p.get(schema.F_ACTIONABLE, 0) == Actionable.HEADING,
             quoted_metrics=tuple(vouched.get(candidate.doc_id, ())),
+            steps=steps,
         )
+
+
+def _without(doc_id: str | None) -> list[models.Condition]:
+    if doc_id is None:
+        return []
+    return [models.FieldCondition(key=schema.F_DOC_ID, match=models.MatchValue(value=doc_id))]
+
+
+def _url_keys(url: str) -> list[tuple[str, str]]:
+    """What a runbook link may name, most specific first: the last two path segments as a
+    runbook path, then the last one as an alert name."""
+    try:
+        path = urlsplit(url).path
+    except ValueError:
+        return []
+    segments = [s for s in path.lower().removesuffix(".md").split("/") if s]
+    keys: list[tuple[str, str]] = []
+    if len(segments) >= 2:
+        keys.append((schema.F_PATH_KEY, "/".join(segments[-2:])))
+    if segments and (key := name_key(segments[-1])):
+        keys.append((schema.F_ALERT_KEYS, key))
+    return keys
+
+
+def _best_by_doc(
+    points: Sequence[models.ScoredPoint], dense: Sequence[float]
+) -> dict[str, tuple[float, dict[str, Any]]]:
+    """Doc id -> (best chunk cosine to `dense`, that chunk's payload), from the returned
+    vectors (fused scores are ranks, not similarities)."""
+    q = np.asarray(dense, dtype=np.float32)
+    q_norm = float(np.linalg.norm(q)) or 1.0
+    best: dict[str, tuple[float, dict[str, Any]]] = {}
+    for point in points:
+        payload = dict(point.payload or {})
+        vectors = point.vector if isinstance(point.vector, dict) else {}
+        vec = np.asarray(vectors.get(schema.DENSE, []), dtype=np.float32)
+        cos = float(vec @ q) / ((float(np.linalg.norm(vec)) or 1.0) * q_norm) if vec.size else 0.0
+        doc = str(payload[schema.F_DOC_ID])
+        if doc not in best or cos > best[doc][0]:
+            best[doc] = (cos, payload)
+    return best
+
+
+def _best_payload(
+    doc: str,
+    pool: Mapping[str, tuple[float, dict[str, Any]]],
+    lexical: Mapping[str, tuple[float, dict[str, Any]]],
+    firsts: Mapping[str, dict[str, Any]],
+) -> dict[str, Any] | None:
+    """The chunk a page shows for `doc`: the best dense one, else the best lexical one,
+    else its first (a document found by its name alone)."""
+    if doc in pool:
+        return pool[doc][1]
+    if doc in lexical:
+        return lexical[doc][1]
+    return firsts.get(doc)
+
+
+def _has_service_payload(payload: Mapping[str, Any], query: Query) -> bool:
+    keys = set(payload.get(schema.F_SERVICE_KEYS, []))
+    return any(k in keys for k in query.service_keys)
+
+
+def _has_service(candidate: Candidate, query: Query) -> bool:
+    return _has_service_payload(candidate.payload, query)
 
 
 def _unavailable(exc: Exception) -> SearchUnavailable:
     log.warning("search.unavailable", error=type(exc).__name__, detail=str(exc)[:200])
     return SearchUnavailable(f"Qdrant query failed: {type(exc).__name__}")
-
-
-def _has_service(candidate: Candidate, query: Query) -> bool:
-    keys = set(candidate.payload.get(schema.F_SERVICE_KEYS, []))
-    return any(k in keys for k in query.service_keys)
 
 
 def build_searcher(settings: Settings, client: QdrantClient, embedder: Embedder) -> Searcher:

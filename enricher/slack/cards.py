@@ -119,9 +119,14 @@ def _card(color: str, fallback: str, blocks: list[Block]) -> Card:
 
 
 def _match_url(base: str | None, match: Match, anchor: str | None = None) -> str | None:
-    if not base or not is_http_url(base) or not match.path:
+    """Where the section is read: RUNBOOK_BASE_URL/<path> when set, else the runbook's own
+    web location (its git host's blob URL, found at ingest), at the heading's anchor."""
+    if base and is_http_url(base) and match.path:
+        url = base.rstrip("/") + "/" + quote(match.path, safe="/")
+    elif match.url and is_http_url(match.url):
+        url = match.url
+    else:
         return None
-    url = base.rstrip("/") + "/" + quote(match.path, safe="/")
     anchor = match.anchor if anchor is None else anchor
     if anchor:
         url += "#" + quote(anchor, safe="")

@@ -198,9 +198,10 @@ def _alert_context(alert: Alert, budget: Budget, extra: list[str]) -> Block:
     return _context(elements)
 
 
-def _runbook_url_section(url: str) -> Block:
+def _runbook_url_section(url: str, *, indexed: bool) -> Block:
     target = link(url, url) if is_http_url(url) and len(url) <= 1000 else safe_line(url, 500)
-    return _section(f"📘 Runbook linked by the alert: {target}")
+    note = "" if indexed else "\n_It names no runbook indexed here, so the runbooks were searched._"
+    return _section(f"📘 Runbook linked by the alert: {target}{note}")
 
 
 def _fallback(alert: Alert, phase: Phase, tail: str) -> str:
@@ -244,7 +245,7 @@ def _cards(
 # --- firing ------------------------------------------------------------------------
 
 
-def _top(alert: Alert, budget: Budget) -> Blocks:
+def _top(alert: Alert, result: SearchResult, budget: Budget) -> Blocks:
     since = [f"🕒 since {_utc(alert.starts_at):%H:%M} UTC"] if alert.starts_at else []
     blocks: list[Block] = [
         _header(alert, "firing"),
@@ -252,7 +253,8 @@ def _top(alert: Alert, budget: Budget) -> Blocks:
         _alert_context(alert, budget, since),
     ]
     if alert.runbook_url:
-        blocks.append(_runbook_url_section(alert.runbook_url))
+        unresolved = result.unresolved_url == alert.runbook_url
+        blocks.append(_runbook_url_section(alert.runbook_url, indexed=not unresolved))
     return _dicts(blocks)
 
 
@@ -260,7 +262,7 @@ def _even_share(alert: Alert, result: SearchResult, matches: list[Match], base: 
     if not matches:
         return 0
     skeleton = message_size(
-        _top(alert, Budget(0)), _cards(alert, result, matches, base, Budget(match_text=0))
+        _top(alert, result, Budget(0)), _cards(alert, result, matches, base, Budget(match_text=0))
     )
     return max(0, min(MATCH_TEXT_MAX, (BLOCKS_JSON_MAX - skeleton) // len(matches) - 60))
 
@@ -273,7 +275,7 @@ def _fit_firing(alert: Alert, result: SearchResult, base: str | None) -> tuple[B
     matches = list(result.matches[:MAX_MATCHES]) if result.status == "matched" else []
     budget = Budget(match_text=_even_share(alert, result, matches, base))
     while True:
-        blocks = _top(alert, budget)
+        blocks = _top(alert, result, budget)
         attachments = _cards(alert, result, matches, base, budget)
         if _fits(blocks, attachments):
             return blocks, attachments

@@ -69,6 +69,24 @@ def metric_names(expr: str) -> tuple[str, ...]:
     return tuple(names)
 
 
+#: A label matcher's literal value: `reason="CrashLoopBackOff"` (regex matchers are skipped).
+_LITERAL = re.compile(r'[A-Za-z_][A-Za-z0-9_]*\s*(?:=|!=)\s*"([A-Za-z][A-Za-z0-9]*)"')
+
+
+def state_literals(expr: str) -> tuple[str, ...]:
+    """Capitalised literal values of the rule's label matchers, first seen first.
+
+    Kubernetes and most exporters spell states and reasons as capitalised enums
+    (`CrashLoopBackOff`, `OOMKilled`, `Failed`), while lower-case values name *where*
+    (a job, a namespace). A state is what the alert is about, so it is evidence.
+    """
+    found: dict[str, None] = {}
+    for value in _LITERAL.findall(expr[:MAX_EXPRESSION_CHARS]):
+        if any(ch.isupper() for ch in value):
+            found.setdefault(value, None)
+    return tuple(found)
+
+
 def group_metric_names(generator_urls: Iterable[str]) -> tuple[str, ...]:
     """The metric names of every alert's rule in a group, first seen first, at most MAX_NAMES."""
     names: list[str] = []

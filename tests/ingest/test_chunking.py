@@ -8,9 +8,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from enricher.index.schema import Actionable
 from enricher.search.names import split_identifier
 from enricher.settings import Settings
 from ingest.chunking import (
+    actionable,
     chunk_markdown,
     document_title,
     embed_text,
@@ -176,6 +178,65 @@ class TestHeadings:
     ) -> None:
         """document_title finds the first H1 that is a real heading."""
         assert document_title(body) == expected
+
+
+class TestCommonMark:
+    """What a CommonMark reader (and GitHub) sees as a heading or a block, the chunker sees."""
+
+    def test_setext_headings_start_sections(self) -> None:
+        """Underlined headings are headings: "===" an H1, "---" an H2."""
+        body = "Disk full\n=========\n\nIntro.\n\nMitigation\n----------\nGrow it.\n"
+        chunks = chunk(body, min_chars=0)
+        assert [(c.section, c.text) for c in chunks] == [("", "Intro."), ("Mitigation", "Grow it.")]
+        assert document_title(body) == "Disk full"
+
+    def test_indented_code_is_not_a_heading(self) -> None:
+        """Four-space indented code is a code block: its '#' lines start no section."""
+        body = "## Fix\nRun this:\n\n    # comment\n    ## not a heading\n    restart.sh\n\nDone.\n"
+        chunks = chunk(body, min_chars=0)
+        assert sections(chunks) == ["Fix"]
+        assert "    ## not a heading" in chunks[0].text
+
+    def test_html_blocks_hide_headings(self) -> None:
+        """A '#' line inside an HTML block (a <details> fold) is part of that block."""
+        body = "## Fix\n<details>\n# not a heading\n</details>\n\n## Next\nx\n"
+        assert sections(chunk(body, min_chars=0)) == ["Fix", "Next"]
+
+    def test_a_fence_inside_a_long_list_is_never_cut(self) -> None:
+        """A long list is cut between its lines, but never inside a fence nested in an item."""
+        fence = "   ```bash\n" + "\n".join(f"   step {n}" for n in range(40)) + "\n   ```"
+        items = "\n".join(f"1. check item {n} on the node pool" for n in range(20))
+        body = f"## Diagnosis\n{items}\n1. run:\n\n{fence}\n"
+        chunks = chunk(body, max_chars=400, min_chars=0)
+        holding = [c for c in chunks if "step 0" in c.text]
+        assert len(holding) == 1
+        assert all(f"step {n}" in holding[0].text for n in range(40))
+
+    def test_tables_stay_one_block(self) -> None:
+        """A table is one block: its rows are not split into paragraphs."""
+        body = "## Contacts\n| team | channel |\n|---|---|\n| db | #db |\n| net | #net |\n"
+        (only,) = chunk(body, min_chars=0)
+        assert only.text == "| team | channel |\n|---|---|\n| db | #db |\n| net | #net |"
+
+
+class TestActionable:
+    @pytest.mark.parametrize(
+        ("section", "text", "level"),
+        [
+            ("Mitigation", "Scale out.", Actionable.HEADING),
+            ("Diagnosis › Slow disk", "Look at iostat.", Actionable.HEADING),
+            ("What to do", "Page the DBA.", Actionable.HEADING),
+            ("Meaning", "The replica is behind.", Actionable.NONE),
+            ("Meaning", "Behind.\n\n**Steps**\n\nRestart it.", Actionable.HEADING),
+            ("Background", "Run:\n\n```bash\nkubectl get pods\n```", Actionable.COMMANDS),
+            ("Impact", "- `kubectl get pods`", Actionable.COMMANDS),
+            ("Prefix rules", "Nothing to do here.", Actionable.NONE),
+        ],
+    )
+    def test_levels(self, section: str, text: str, level: int) -> None:
+        """A heading (or a heading merged in as a bold line) that says what to do beats a
+        chunk that only holds commands."""
+        assert actionable(section, text) == level
 
 
 class TestAnchors:

@@ -17,11 +17,20 @@ from structlog.testing import capture_logs
 from enricher.errors import ConfigError
 from enricher.index.embedding import Embedder
 from enricher.result import Status
-from enricher.search.decide import Candidate, Ranking, SearchConfig
 from enricher.settings import Settings
-from quality import calibrate
 from quality.cases import Case, CaseError, load_cases, parse_case
-from quality.eval import Evaluation, choose_split, evaluate, main, write_outcomes
+from quality.eval import (
+    LEFT_OUT,
+    Evaluation,
+    cases_only,
+    choose_split,
+    evaluate,
+    left_out_only,
+    main,
+    report_text,
+    summary,
+    write_outcomes,
+)
 from quality.metrics import (
     Metrics,
     Outcome,
@@ -32,8 +41,6 @@ from quality.metrics import (
     in_split,
 )
 from tests.conftest import MODELS_DIR
-
-DEFAULT_CONFIG = SearchConfig.from_settings(Settings())
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "eval"
 CORPUS = FIXTURES / "runbooks"
@@ -207,15 +214,23 @@ class TestGate:
     def test_fails_naming_metric_and_numbers(self) -> None:
         problems = check_gate(self.RECORDED, metrics(recall_at_3=0.94), "test")
         assert problems == ["recall@3 on the test split fell to 0.940 from the recorded 0.970 "
-                            "(allowed drop 0.02)"]
+                            "(allowed change 0.02)"]
 
     def test_fails_on_each_gated_metric(self) -> None:
-        problems = check_gate(self.RECORDED, metrics(recall_at_3=0.5, no_match_accuracy=0.5),
-                              "test")
-        assert [p.split()[0] for p in problems] == ["recall@3", "no_match_accuracy"]
+        worse = metrics(recall_at_1=0.5, recall_at_3=0.5, no_match_accuracy=0.5,
+                        false_match_share=0.5)
+        problems = check_gate(baseline(metrics(false_match_share=0.0), "test", {}), worse, "test")
+        assert [p.split()[0] for p in problems] == [
+            "recall@1", "recall@3", "no_match_accuracy", "false_match_share"]
+        assert "rose to 0.500" in problems[-1]
+
+    def test_fewer_false_matches_pass(self) -> None:
+        """The false-match share is gated upwards only."""
+        recorded = baseline(metrics(false_match_share=0.1), "test", {})
+        assert check_gate(recorded, metrics(false_match_share=0.0), "test") == []
 
     def test_other_metrics_are_not_gated(self) -> None:
-        assert check_gate(self.RECORDED, metrics(recall_at_1=0.1, false_match_rate=0.9),
+        assert check_gate(self.RECORDED, metrics(mrr_at_5=0.1, false_match_rate=0.9),
                           "test") == []
 
     def test_split_mismatch_fails(self) -> None:
@@ -243,8 +258,8 @@ class TestEvaluate:
     def test_corpus_and_ablations(self, evaluation: Evaluation) -> None:
         assert (evaluation.documents, evaluation.unknown_expected) == (4, ())
         assert [r.name for r in evaluation.runs] == [
-            "bm25 only", "dense only", "hybrid, cosine only", "hybrid, no tiers",
-            "hybrid + tiers, no metrics", "hybrid + tiers"]
+            "bm25 only", "dense only", "hybrid, no tiers", "hybrid + tiers, no metrics",
+            "hybrid + tiers"]
         assert {r.config.mode for r in evaluation.runs} == {"sparse", "dense", "hybrid"}
         assert evaluation.main.config.tiers and evaluation.main.config.metric_evidence
         assert not evaluation.runs[-2].config.metric_evidence
@@ -262,6 +277,35 @@ class TestEvaluate:
             assert all(not d.startswith("/") and d.endswith(".md") for d in line["docs"])
             assert line["scores"] == sorted(line["scores"], reverse=True)
         assert lines[0]["docs"][0] == PG_LAG
+
+
+@pytest.fixture(scope="module")
+def left(fixture_cases: list[Case], embedder: Embedder) -> Evaluation:
+    settings = Settings(models_dir=MODELS_DIR, redis_url=NO_REDIS)
+    return evaluate(CORPUS, fixture_cases, settings=settings, embedder=embedder, leave_out=True)
+
+
+class TestLeaveOut:
+    def test_every_labelled_case_runs_again_without_its_runbook(self, left: Evaluation) -> None:
+        """The left-out runs expect no match, name the runbook left out, and never
+        answer with it; the cases as labelled are unchanged."""
+        runs = left_out_only(left.main.outcomes)
+        labelled = [o for o in cases_only(left.main.outcomes) if o.expected]
+        assert sorted(o.id for o in runs) == sorted(o.id for o in labelled)
+        for o in runs:
+            assert o.expected is None and o.left_out
+            assert o.left_out not in o.docs and o.top != o.left_out
+        assert len(cases_only(left.main.outcomes)) == 6
+
+    def test_the_left_out_runs_have_their_own_row(self, left: Evaluation) -> None:
+        text = report_text(left, "all")
+        assert LEFT_OUT in text
+        assert summary(left, "all", Settings())["left_out"]["cases"] == 5
+
+    def test_matched_pages_show_what_to_do(self, left: Evaluation) -> None:
+        """Every matched page whose runbook has an actionable section shows one."""
+        shown = [o.actionable for o in cases_only(left.main.outcomes) if o.actionable is not None]
+        assert shown and all(shown)
 
 
 class TestMain:
@@ -337,77 +381,3 @@ class TestMain:
                                         "expected markdown",)
         assert [c.id for c in result.unknown_expected] == ["exact-pg-lag"]
         assert result.main.outcomes[0].rank is None
-
-
-class TestCalibrate:
-    def test_offline_outcomes_apply_the_tier_bar(self, fixture_cases: list[Case]) -> None:
-        """The unfiltered tier uses the global threshold, other tiers the plain one."""
-        case = fixture_cases[0]
-        top = Candidate(payload={"doc_id": "r:" + PG_LAG, "path": PG_LAG}, score=0.6)
-        ranked = [calibrate.Ranked(case, Ranking((top,), "global", runner_up=0.55)),
-                  calibrate.Ranked(case, Ranking((top,), "service", runner_up=0.55))]
-        got = calibrate.outcomes_at(ranked, DEFAULT_CONFIG, 0.5, 0.65)
-        assert [o.status for o in got] == ["no_match", "matched"]
-        assert got[1].top == PG_LAG
-        assert (got[0].leads, got[1].leads) == ((PG_LAG,), ())
-
-    def test_suggest_takes_middle_of_best_feasible_plateau(self) -> None:
-        points = [calibrate.Point(t, t, metrics(recall_at_1=r, false_match_rate=fm))
-                  for t, r, fm in [(0.4, 0.99, 0.2), (0.5, 0.9, 0.03), (0.6, 0.9, 0.02),
-                                   (0.7, 0.9, 0.01), (0.8, 0.7, 0.0)]]
-        chosen, rule = calibrate.suggest(points)
-        assert chosen.threshold == 0.6
-        assert "middle of 3" in rule
-
-    def test_every_kind_must_reach_the_no_match_bar(self) -> None:
-        """A good overall no-match accuracy does not hide a kind of null case left behind."""
-        points = [calibrate.Point(0.5, 0.5, metrics(recall_at_1=0.95), worst_no_match=0.8),
-                  calibrate.Point(0.6, 0.6, metrics(recall_at_1=0.9), worst_no_match=0.9)]
-        assert calibrate.suggest(points)[0].threshold == 0.6
-
-    def test_suggest_falls_back_to_f1(self) -> None:
-        points = [calibrate.Point(t, t, metrics(false_match_rate=0.5, precision=p))
-                  for t, p in [(0.4, 0.5), (0.5, 0.9)]]
-        chosen, rule = calibrate.suggest(points)
-        assert (chosen.threshold, rule.startswith("best F1")) == (0.5, True)
-
-    def test_a_stricter_global_bar_only_when_it_buys_recall(
-        self, fixture_cases: list[Case]
-    ) -> None:
-        """The threshold and the unfiltered-tier bar are fitted together: a global bar above
-        the threshold is taken when it keeps a null alert out without costing the service
-        tier a match, and not when a single bar does as well."""
-        base = fixture_cases[0]
-        other = "redis/RedisDown.md"
-
-        def ranked(case_id: str, expected: str | None, tier: str, path: str, score: float
-                   ) -> calibrate.Ranked:
-            kind = "no_runbook" if expected is None else "paraphrase"
-            case = replace(base, id=case_id, kind=kind, expected=expected)
-            top = Candidate(payload={"doc_id": "r:" + path, "path": path}, score=score)
-            return calibrate.Ranked(case, Ranking((top,), tier, runner_up=score - 0.05))  # type: ignore[arg-type]
-
-        global_hit = ranked("global-hit", PG_LAG, "global", PG_LAG, 0.72)
-        global_null = ranked("global-null", None, "global", other, 0.66)
-        service_hit = ranked("service-hit", PG_LAG, "service", PG_LAG, 0.66)
-        values = [0.6, 0.65, 0.7, 0.75]
-
-        _, alone, _ = calibrate.suggest_pair([global_hit, global_null], DEFAULT_CONFIG, values,
-                                             [0.0, 0.05])
-        assert (alone.threshold, alone.global_threshold) == (0.7, 0.7)
-
-        _, both, _ = calibrate.suggest_pair([global_hit, global_null, service_hit],
-                                            DEFAULT_CONFIG, values, [0.0, 0.05])
-        assert (both.threshold, both.global_threshold) == (0.65, 0.7)
-        assert both.metrics.recall_at_1 == 1.0
-
-    def test_sweep_agrees_with_search(self, embedder: Embedder, fixture_cases: list[Case]) -> None:
-        """The real search at the suggested value reports what the offline sweep predicted."""
-        settings = Settings(models_dir=MODELS_DIR, redis_url=NO_REDIS)
-        result = calibrate.calibrate(CORPUS, fixture_cases, settings=settings, embedder=embedder,
-                                     values=calibrate.thresholds(0.3, 0.9, 0.05))
-        assert len(result.points) == 13
-        assert result.agree == len(fixture_cases)
-        assert result.suggested.metrics.false_match_rate == 0.0
-        assert result.suggested.threshold == result.chosen.threshold
-        assert calibrate.render_svg(result.points, result.chosen).startswith("<svg")

@@ -60,11 +60,54 @@ class TestBuildQuery:
         )
 
     def test_dense_text_leads_with_what_the_alert_says(self) -> None:
-        """The dense model reads the summary and description first, then the name in words."""
+        """The dense model reads the summary and description first, then the name in words
+        and the service; label values go to BM25 only."""
         query = build_query(alert())
         assert query.dense_text == (
-            "Replica is 84s behind. WAL replay is slow. Postgres Replication Lag. postgres. patroni"
+            "Replica is 84s behind. WAL replay is slow. Postgres Replication Lag. postgres"
         )
+
+    def test_where_the_alert_fired_is_taken_out_of_the_prose(self) -> None:
+        """Interpolated pod, namespace and cluster values say where, not what: they leave
+        the prose; the service, the container and a state value stay."""
+        query = build_query(
+            alert(
+                description="Pod shop/checkout-7d9f-x2 (patroni) in prod-eu-1 is in "
+                "CrashLoopBackOff",
+                labels={
+                    "pod": "checkout-7d9f-x2",
+                    "namespace": "shop",
+                    "cluster": "prod-eu-1",
+                    "container": "patroni",
+                    "reason": "CrashLoopBackOff",
+                },
+            )
+        )
+        for where in ("checkout-7d9f-x2", "shop/", "prod-eu-1"):
+            assert where not in query.dense_text + query.content_text
+        assert "(patroni)" in query.dense_text
+        assert "Crash Loop Back Off" in query.dense_text
+
+    def test_states_and_rule_metrics_are_the_evidence(self) -> None:
+        """What spells a runbook's name: the rule's metrics and the states the alert names
+        (a matcher literal, a CamelCase label or word), as words; never the alert's own name."""
+        url = (
+            "http://prometheus/graph?g0.expr=kube_pod_container_status_waiting_reason"
+            "%7Breason%3D%22CrashLoopBackOff%22%2Cjob%3D%22kube-state-metrics%22%7D"
+        )
+        query = build_query(
+            alert(
+                alert_name="PaymentsPodKeepsDying",
+                link=url,
+                metrics=("kube_pod_container_status_waiting_reason",),
+                labels={"alertname": "PaymentsPodKeepsDying"},
+            )
+        )
+        assert query.evidence_text == (
+            "kube pod container status waiting reason Crash Loop Back Off"
+        )
+        assert "kube-state-metrics" not in query.evidence_text
+        assert "Payments Pod Keeps Dying" in query.content_text
 
     def test_identifiers_in_prose_become_words_for_the_dense_model(self) -> None:
         """A PagerDuty title carrying the alert name reads as words to the dense model and

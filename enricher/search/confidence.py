@@ -1,0 +1,99 @@
+"""The confidence of a match: the probability that a candidate is *the* runbook for the alert.
+
+A logistic model over the features of enricher.search.evidence. Its weights are data
+(`confidence.json` beside this module), fitted offline by `python -m quality.calibrate
+--fit` on labelled cases of corpora other than the one it is judged on (the golden dev
+split and a synthetic corpus, never ../shared), with each labelled runbook also left out of
+its own case so that the model sees the near misses a real alert of an unwritten runbook
+makes. The file says what it was fitted on. The probability is the readable score a page
+shows ("match 83%"): 0.5 means as likely right as wrong.
+
+The inputs carry the corpus: coverages are weighted by the served corpus's own idf
+(index.stats, recomputed at every sync) and every other feature is a margin, a share or an
+agreement within this search, so the same weights read a corpus nobody fitted them on.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from enricher.errors import ConfigError
+from enricher.search.evidence import FEATURES
+
+MODEL_PATH = Path(__file__).with_name("confidence.json")
+
+
+@dataclass(frozen=True)
+class Model:
+    features: tuple[str, ...]
+    #: Standardization applied before the weights (from the fit set).
+    mean: tuple[float, ...]
+    scale: tuple[float, ...]
+    weights: tuple[float, ...]
+    bias: float
+    #: Below this probability a runbook is not worth naming even as a lead.
+    lead_floor: float
+    #: What the model was fitted on, for the record (docs/RETRIEVAL.md).
+    provenance: Mapping[str, Any] = field(default_factory=dict)
+
+    def probability(self, values: Mapping[str, float]) -> float:
+        z = self.bias
+        for name, mean, scale, weight in zip(
+            self.features, self.mean, self.scale, self.weights, strict=True
+        ):
+            z += weight * (values.get(name, 0.0) - mean) / scale
+        return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "features": list(self.features),
+            "mean": list(self.mean),
+            "scale": list(self.scale),
+            "weights": list(self.weights),
+            "bias": self.bias,
+            "lead_floor": self.lead_floor,
+            "provenance": dict(self.provenance),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Model:
+        names = tuple(str(f) for f in data["features"])
+        unknown = sorted(set(names) - set(FEATURES))
+        if unknown:
+            raise ConfigError(
+                f"confidence model names unknown features {unknown}: refit it with "
+                "`python -m quality.calibrate --fit`"
+            )
+        return cls(
+            features=names,
+            mean=_floats(data["mean"], len(names)),
+            scale=tuple(s or 1.0 for s in _floats(data["scale"], len(names))),
+            weights=_floats(data["weights"], len(names)),
+            bias=float(data["bias"]),
+            lead_floor=float(data["lead_floor"]),
+            provenance=dict(data.get("provenance", {})),
+        )
+
+
+def _floats(values: Sequence[Any], size: int) -> tuple[float, ...]:
+    if len(values) != size:
+        raise ConfigError("confidence model is inconsistent: refit it with --fit")
+    return tuple(float(v) for v in values)
+
+
+def load_model(path: Path = MODEL_PATH) -> Model:
+    try:
+        return Model.from_json(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError, KeyError) as exc:
+        raise ConfigError(
+            f"cannot read the confidence model {path}: {exc}; restore it from git or refit "
+            "it with `python -m quality.calibrate --fit`"
+        ) from exc
+
+
+__all__ = ["MODEL_PATH", "Model", "load_model"]

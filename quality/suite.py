@@ -1,0 +1,214 @@
+"""`make eval`: retrieval quality on three corpora, side by side, and the CI gate.
+
+1. golden/ (the test split): the hand-written corpus of this repository;
+2. the real dev slice in ../shared/data/prom-runbooks, when it is there: the public
+   prometheus-operator runbooks with alerts built from the real kube-prometheus rules;
+3. a synthetic corpus from scripts/corpus_gen at `--synthetic N` runbooks (1,000 by
+   default), with cases generated the same way (exact, renamed, reworded, PagerDuty
+   titles, near misses, noise), its test split.
+
+Every labelled case also runs with its runbook left out of the index, which turns it into
+a near miss (quality.eval --leave-out). Each corpus gets its per-kind table, and a last
+table puts the kinds side by side. The gate holds golden and the real dev slice to their
+recorded baselines (`--gate DIR`: `golden.json`, `prom-runbooks.json`); `--record DIR`
+writes them. The last stdout line is JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from enricher import logs
+from enricher.errors import ConfigError
+from enricher.settings import load_settings
+from quality.cases import Case, load_cases
+from quality.eval import (
+    LEFT_OUT,
+    Evaluation,
+    cases_only,
+    evaluate,
+    kind_rows,
+    left_out_only,
+    report_text,
+)
+from quality.metrics import Metrics, baseline, check_gate, compute_metrics, in_split
+from scripts.corpus_gen.cases import cases_for, save
+from scripts.corpus_gen.generate import runbooks, write_corpus
+
+REPO = Path(__file__).resolve().parent.parent
+PROM = REPO.parent / "shared" / "data" / "prom-runbooks"
+SYNTHETIC_SEED = 7
+
+
+@dataclass(frozen=True)
+class Corpus:
+    name: str
+    root: Path
+    cases: Path
+    split: str
+    #: Name of the baseline file the gate holds this corpus to (None: reported only).
+    gated: str | None
+
+
+def corpora(synthetic_root: Path | None) -> list[Corpus]:
+    found = [
+        Corpus(
+            "golden",
+            REPO / "golden" / "runbooks",
+            REPO / "golden" / "cases.jsonl",
+            "test",
+            "golden.json",
+        )
+    ]
+    if (PROM / "cases.jsonl").is_file():
+        found.append(
+            Corpus(
+                "prom-runbooks", PROM / "corpus", PROM / "cases.jsonl", "dev", "prom-runbooks.json"
+            )
+        )
+    if synthetic_root is not None:
+        found.append(
+            Corpus(
+                "synthetic",
+                synthetic_root / "runbooks",
+                synthetic_root / "cases.jsonl",
+                "test",
+                None,
+            )
+        )
+    return found
+
+
+def write_synthetic(root: Path, count: int) -> None:
+    books = runbooks(count, SYNTHETIC_SEED)
+    write_corpus(root / "runbooks", count, SYNTHETIC_SEED)
+    save(root / "cases.jsonl", cases_for(books, SYNTHETIC_SEED))
+
+
+def side_by_side(results: Sequence[tuple[Corpus, Evaluation]]) -> str:
+    """One row per kind, one column pair per corpus: cases and the kind's own measure
+    (recall@1 where a runbook is expected, no-match accuracy where none is)."""
+    columns: list[dict[str, Metrics]] = []
+    for corpus, evaluation in results:
+        main = in_split(evaluation.main.outcomes, corpus.split)
+        columns.append(dict(kind_rows(main)))
+    kinds = sorted({k for col in columns for k in col} - {"overall", LEFT_OUT})
+    kinds += [LEFT_OUT, "overall"]
+    width = max(len(k) for k in kinds)
+    head = f"{'kind':<{width}}" + "".join(
+        f" | {c.name[:13]:>13} {'n':>4} {'R@1/noM':>7} {'falseM':>6}" for c, _ in results
+    )
+    lines = [head]
+    for kind in kinds:
+        row = f"{kind:<{width}}"
+        for col in columns:
+            m = col.get(kind)
+            if m is None:
+                row += f" | {'':>13} {'':>4} {'':>7} {'':>6}"
+                continue
+            value = m.recall_at_1 if m.expecting else m.no_match_accuracy
+            row += f" | {'':>13} {m.cases:>4} {_fmt(value):>7} {_fmt(m.false_match_share):>6}"
+        lines.append(row)
+    return "\n".join(lines)
+
+
+def _fmt(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2f}"
+
+
+def gate(
+    corpus: Corpus, evaluation: Evaluation, gate_dir: Path | None, record_dir: Path | None
+) -> list[str]:
+    if corpus.gated is None:
+        return []
+    current = compute_metrics(cases_only(in_split(evaluation.main.outcomes, corpus.split)))
+    problems: list[str] = []
+    if gate_dir is not None:
+        path = gate_dir / corpus.gated
+        try:
+            recorded = json.loads(path.read_text())
+        except (OSError, ValueError) as exc:
+            raise ConfigError(
+                f"cannot read the baseline {path}: {exc} (write it with --record)"
+            ) from exc
+        problems = [f"{corpus.name}: {p}" for p in check_gate(recorded, current, corpus.split)]
+    if record_dir is not None and not problems:
+        record_dir.mkdir(parents=True, exist_ok=True)
+        (record_dir / corpus.gated).write_text(
+            json.dumps(baseline(current, corpus.split, {"corpus": corpus.name}), indent=2) + "\n"
+        )
+    return problems
+
+
+def summary(results: Sequence[tuple[Corpus, Evaluation]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for corpus, evaluation in results:
+        main = in_split(evaluation.main.outcomes, corpus.split)
+        out[corpus.name] = {
+            "split": corpus.split,
+            "overall": compute_metrics(cases_only(main)).to_json(),
+            "by_kind": {k: m.to_json() for k, m in kind_rows(main) if k != "overall"},
+            "left_out": compute_metrics(left_out_only(main)).to_json(),
+        }
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m quality.suite", description=__doc__)
+    parser.add_argument(
+        "--synthetic",
+        type=int,
+        default=1000,
+        metavar="N",
+        help="runbooks of the synthetic corpus (0: leave it out)",
+    )
+    parser.add_argument("--gate", type=Path, metavar="DIR", help="fail if worse than these")
+    parser.add_argument("--record", type=Path, metavar="DIR", help="write the baselines here")
+    args = parser.parse_args(argv)
+    logs.configure(json=False, level="WARNING")
+    settings = load_settings()
+    problems: list[str] = []
+    results: list[tuple[Corpus, Evaluation]] = []
+    with tempfile.TemporaryDirectory(prefix="enricher-synthetic-") as tmp:
+        synthetic = Path(tmp) if args.synthetic > 0 else None
+        try:
+            if synthetic is not None:
+                write_synthetic(synthetic, args.synthetic)
+            for corpus in corpora(synthetic):
+                cases: list[Case]
+                cases, errors = load_cases(corpus.cases)
+                for error in errors:
+                    print(f"{corpus.cases}:{error.line}: {error.reason}", file=sys.stderr)
+                chosen = [c for c in cases if c.split == corpus.split]
+                evaluation = evaluate(
+                    corpus.root, chosen, errors, settings=settings, leave_out=True
+                )
+                print(f"=== {corpus.name} ({corpus.split} split)")
+                print(report_text(evaluation, corpus.split))
+                print()
+                results.append((corpus, evaluation))
+                problems += gate(corpus, evaluation, args.gate, args.record)
+        except (ConfigError, OSError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+    print("=== side by side (R@1 for kinds that expect a runbook, no-match accuracy for the")
+    print("    others; falseM: wrong runbooks over matched answers)")
+    print(side_by_side(results))
+    for problem in problems:
+        print(f"gate failed: {problem}", file=sys.stderr)
+    result = summary(results)
+    if args.gate is not None:
+        result["gate"] = "failed" if problems else "passed"
+    print(json.dumps(result))
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

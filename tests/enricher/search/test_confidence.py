@@ -1,0 +1,78 @@
+"""The confidence model: reading, scoring, and refusing a model that does not fit."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from enricher.errors import ConfigError
+from enricher.search.confidence import MODEL_PATH, Model, load_model
+from enricher.search.evidence import FEATURES
+
+
+def model(**changes: object) -> Model:
+    values: dict[str, object] = {
+        "features": ("cosine", "content_coverage"),
+        "mean": (0.5, 0.5),
+        "scale": (0.1, 0.2),
+        "weights": (1.0, 2.0),
+        "bias": 0.0,
+        "lead_floor": 0.05,
+    }
+    values.update(changes)
+    return Model(**values)  # type: ignore[arg-type]
+
+
+class TestProbability:
+    def test_more_evidence_more_confidence(self) -> None:
+        m = model()
+        assert m.probability({"cosine": 0.5, "content_coverage": 0.5}) == pytest.approx(0.5)
+        low = m.probability({"cosine": 0.4, "content_coverage": 0.3})
+        high = m.probability({"cosine": 0.7, "content_coverage": 0.9})
+        assert 0 < low < 0.5 < high < 1
+
+    def test_extreme_values_stay_probabilities(self) -> None:
+        """Saturates instead of overflowing on absurd inputs."""
+        m = model()
+        assert m.probability({"cosine": 1e9, "content_coverage": 1e9}) <= 1.0
+        assert m.probability({"cosine": -1e9, "content_coverage": -1e9}) >= 0.0
+
+    def test_missing_features_are_read_as_zero(self) -> None:
+        assert 0 < model().probability({}) < 0.5
+
+
+class TestFile:
+    def test_the_shipped_model_loads_and_says_what_it_was_fitted_on(self) -> None:
+        shipped = load_model()
+        assert set(shipped.features) <= set(FEATURES)
+        assert shipped.provenance.get("fitted_on")
+        assert all(w >= 0 for w in shipped.weights)
+        assert 0 <= shipped.lead_floor < 1
+
+    def test_roundtrip(self, tmp_path: Path) -> None:
+        path = tmp_path / "m.json"
+        path.write_text(json.dumps(model().to_json()))
+        assert load_model(path) == model()
+
+    @pytest.mark.parametrize(
+        ("edit", "message"),
+        [
+            ({"features": ["cosine", "no_such_feature"]}, "unknown features"),
+            ({"weights": [1.0]}, "inconsistent"),
+        ],
+    )
+    def test_a_broken_model_is_a_config_error(
+        self, tmp_path: Path, edit: dict[str, object], message: str
+    ) -> None:
+        data = {**model().to_json(), **edit}
+        path = tmp_path / "m.json"
+        path.write_text(json.dumps(data))
+        with pytest.raises(ConfigError, match=message):
+            load_model(path)
+
+    def test_an_unreadable_model_says_how_to_restore_it(self, tmp_path: Path) -> None:
+        with pytest.raises(ConfigError, match="restore it from git"):
+            load_model(tmp_path / "missing.json")
+        assert MODEL_PATH.name == "confidence.json"

@@ -1,0 +1,103 @@
+"""The readings and features of a search (pure): fusion, names, coverage, relative features."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from enricher.index.stats import CorpusStats
+from enricher.search import evidence
+from enricher.search.evidence import Readings
+
+#: Three runbooks: a, b share the family words 1 and 2; c is about something else.
+STATS = CorpusStats.from_documents(
+    [
+        ("a", [1, 2, 3, 10], [1, 2, 3]),
+        ("b", [1, 2, 4, 11], [1, 2, 4]),
+        ("c", [5, 6, 12], [5, 6]),
+    ]
+)
+
+
+class TestFuse:
+    def test_documents_both_readings_put_first_lead(self) -> None:
+        """Reciprocal rank fusion at document level: agreement wins over one strong reading."""
+        readings = Readings(
+            dense={"a": 0.80, "b": 0.82, "c": 0.1},
+            lexical={"a": 9.0, "b": 3.0, "c": 8.0},
+            names={},
+        )
+        assert evidence.fuse(readings, k=60)[:2] == ["a", "b"]
+
+    def test_the_names_reading_votes_only_with_a_clear_winner(self) -> None:
+        """When the text readings split, a names reading with a clear winner decides; one of
+        near ties adds nothing."""
+        split = Readings(dense={"a": 0.8, "b": 0.81}, lexical={"a": 5.1, "b": 5.0}, names={})
+        tie = Readings(split.dense, split.lexical, names={"a": 0.65, "b": 0.7})
+        assert evidence.fuse(tie, k=60) == evidence.fuse(split, k=60)
+        for winner, loser in (("a", "b"), ("b", "a")):
+            clear = Readings(split.dense, split.lexical, names={winner: 1.0, loser: 0.3})
+            assert evidence.fuse(clear, k=60)[0] == winner
+
+    @pytest.mark.parametrize(
+        ("names", "votes"),
+        [({}, False), ({"a": 0.5}, False), ({"a": 0.9, "b": 0.8}, False), ({"a": 0.9}, True)],
+    )
+    def test_name_vote(self, names: dict[str, float], votes: bool) -> None:
+        assert bool(evidence.name_vote(names)) is votes
+
+
+class TestNameCoverage:
+    def test_share_of_the_name_by_name_idf(self) -> None:
+        """Evidence spelling all of a's name covers it fully; a shared word covers part of
+        both, and counts less than a word only one name has."""
+        full = evidence.name_coverage(STATS, [1, 2, 3])
+        assert full["a"] == pytest.approx(1.0)
+        assert 0 < full["b"] < 1
+        assert "c" not in full
+        shared = evidence.name_coverage(STATS, [1])
+        own = evidence.name_coverage(STATS, [3])
+        assert shared["a"] < own["a"]
+
+    def test_no_evidence_covers_nothing(self) -> None:
+        assert evidence.name_coverage(STATS, []) == {}
+
+
+class TestCoverage:
+    def test_rare_words_weigh_more(self) -> None:
+        """Holding the alert's rare word (3, only in a) counts more than its family word."""
+        rare = evidence.content_coverage(STATS, [1, 3], [3])
+        family = evidence.content_coverage(STATS, [1, 3], [1])
+        assert rare > family > 0
+        assert evidence.content_coverage(STATS, [1, 3], [1, 3]) == pytest.approx(1.0)
+
+    def test_words_no_runbook_uses_weigh_nothing(self) -> None:
+        """A team's own word (99) neither helps nor hurts coverage, but lowers the known
+        share: an alert made of such words is off-topic here."""
+        assert evidence.content_coverage(STATS, [3, 99], [3]) == pytest.approx(1.0)
+        assert evidence.known_share(STATS, [3]) == pytest.approx(1.0)
+        assert evidence.known_share(STATS, [3, 99]) < 1.0
+        assert evidence.known_share(STATS, []) == 0.0
+
+
+class TestFeatures:
+    def test_features_are_relative_to_the_other_candidates(self) -> None:
+        readings = Readings(
+            dense={"a": 0.8, "b": 0.6}, lexical={"a": 4.0, "b": 8.0}, names={"a": 0.5}
+        )
+        got = evidence.features(
+            "a", readings, coverage=0.7, known=0.9, quotes_metric=True, service_match=False
+        )
+        assert set(got) == set(evidence.FEATURES)
+        assert got["cosine_margin"] == pytest.approx(0.2)
+        assert got["lexical_share"] == pytest.approx(0.5)
+        assert (got["dense_first"], got["lexical_first"]) == (1.0, 0.0)
+        assert got["name_margin"] == pytest.approx(0.5)
+        assert (got["quotes_metric"], got["service_match"]) == (1.0, 0.0)
+        other = evidence.features(
+            "b", readings, coverage=0.1, known=0.9, quotes_metric=False, service_match=True
+        )
+        assert other["cosine_margin"] == pytest.approx(-0.2)
+        assert other["lexical_share"] == pytest.approx(1.0)
+        assert all(math.isfinite(v) for v in other.values())
