@@ -125,5 +125,8 @@ class TestTwoReplicas:
         assert len(top_level) == GROUPS
         events = [log_events(e.log_path) for e in replicas]
         assert all(e["job.done"] for e in events), "both replicas take jobs from the stream"
-        # The second job of a growing group became an edit of the first post, not a post.
-        assert sum(e["outcome.updated"] for e in events) == len(GROWING)
+        # The other job of a growing group became an edit of the first post, not a post; or,
+        # when it was received before the one already posted, it was an older view of the
+        # group and was set aside. The bodies are sent at once, so either order happens.
+        second = sum(e["outcome.updated"] + e["outcome.superseded"] for e in events)
+        assert second == len(GROWING)
