@@ -16,8 +16,6 @@ incident.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -38,6 +36,7 @@ from pydantic_core import PydanticCustomError
 
 from enricher.alert import Alert, Status
 from enricher.errors import Forbidden, MalformedPayload, Unauthorized
+from enricher.signatures import any_match, hmac_sha256, presented
 from enricher.sources.alertmanager import SEVERITY_ORDER
 from enricher.sources.lenient import OptionalText, Text, Timestamp
 
@@ -173,24 +172,10 @@ def verify_signature(body: bytes, header: str | None, secrets: Sequence[str]) ->
         raise TypeError("secrets must be a sequence of secrets, not one string")
     if not header or not header.strip():
         raise Unauthorized("missing X-PagerDuty-Signature header")
-    presented: list[bytes] = []
-    for part in header.split(","):
-        version, _, value = part.strip().partition("=")
-        if version.strip().lower() == "v1":
-            try:
-                presented.append(bytes.fromhex(value.strip()))
-            except ValueError:
-                continue
-    if not presented:
+    signatures = presented(header, "v1")
+    if not signatures:
         raise Forbidden("no v1 signature in X-PagerDuty-Signature")
-    ok = False
-    for secret in secrets:
-        if not secret:
-            continue
-        expected = hmac.new(secret.encode(), body, hashlib.sha256).digest()
-        for signature in presented:
-            ok |= hmac.compare_digest(expected, signature)
-    if not ok:
+    if not any_match([hmac_sha256(secret, body) for secret in secrets if secret], signatures):
         raise Forbidden("signature mismatch")
 
 
