@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
 import structlog
+from redis.exceptions import RedisError
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
@@ -26,7 +27,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from enricher.errors import BadRequest, PayloadTooLarge
+from enricher.errors import BadRequest, PayloadTooLarge, Unauthorized
+from enricher.feedback.intake import verify_slack_request
 from enricher.metrics import Metrics
 from enricher.pipeline.queue import new_job
 from enricher.service import Services
@@ -191,6 +193,33 @@ def create_app(services: Services) -> Starlette:
             )
         return await accept(refuse_replay(parse("pagerduty", body)), request)
 
+    async def slack_interactions(request: Request) -> Response:
+        """A feedback click (enricher.feedback.intake): 401 unless Slack signed it, else
+        200 once the vote is stored (503 when Redis cannot store it: the user may retry)."""
+        body = await read_capped(request, settings.max_body_bytes)
+        if settings.slack_signing_secret is None:
+            raise Unauthorized(
+                "feedback buttons are off here: set SLACK_SIGNING_SECRET to the Slack app's "
+                "signing secret"
+            )
+        verify_slack_request(
+            body,
+            timestamp=request.headers.get("x-slack-request-timestamp"),
+            signature=request.headers.get("x-slack-signature"),
+            secret=settings.slack_signing_secret.get_secret_value(),
+        )
+        try:
+            accepted = await services.feedback.intake.accept(body)
+        except RedisError as exc:
+            log.error(
+                "feedback.unrecorded",
+                error=type(exc).__name__,
+                fix="check Redis; Slack shows the user an error, and a second click retries",
+            )
+            return JSONResponse({"error": "vote not recorded, try again"}, status_code=503)
+        metrics.feedback_votes.labels(accepted.verdict or "none", accepted.outcome).inc()
+        return Response(status_code=200)
+
     async def healthz(request: Request) -> Response:
         return JSONResponse({"status": "ok"})
 
@@ -216,6 +245,7 @@ def create_app(services: Services) -> Starlette:
         routes=[
             Route("/webhook/alertmanager", guarded("alertmanager", alertmanager), methods=["POST"]),
             Route("/webhook/pagerduty", guarded("pagerduty", pagerduty), methods=["POST"]),
+            Route("/slack/interactions", guarded("slack", slack_interactions), methods=["POST"]),
             Route("/healthz", healthz, methods=["GET"]),
             Route("/readyz", readyz, methods=["GET"]),
             Route("/metrics", metrics_endpoint, methods=["GET"]),

@@ -43,6 +43,14 @@ class Metrics:
         self.dead_letters = Counter(
             "rbe_dead_letters", "Jobs moved to the dead-letter stream", ["reason"], registry=r
         )
+        self.gap_pages = Counter(
+            "rbe_runbook_gap_pages",
+            "Pages posted with no confident runbook match (`python -m enricher.gaps`)",
+            registry=r,
+        )
+        self.feedback_votes = Counter(
+            "rbe_feedback_votes", "Feedback clicks recorded", ["verdict", "outcome"], registry=r
+        )
         self.queue_depth = Gauge("rbe_queue_depth", "Jobs waiting or in flight", registry=r)
         self.pending_age = Gauge(
             "rbe_queue_oldest_pending_seconds", "Age of the oldest unacknowledged job", registry=r

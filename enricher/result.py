@@ -6,7 +6,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 Status = Literal["matched", "no_match", "unavailable"]
-Tier = Literal["runbook_url", "alert_name+service", "alert_name", "service", "global"]
+Tier = Literal[
+    "runbook_url", "alert_name+service", "alert_name", "feedback", "service", "global"
+]
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,9 @@ class Match:
     #: The runbook's first actionable section (diagnosis, mitigation, steps...) when the best
     #: match is not already one: what on-call needs first. None when there is none.
     steps: Section | None = None
+    #: What on-call's votes did to this runbook for this alert ("confirmed 3× for this
+    #: alert"), "" when they moved nothing (enricher.search.feedback).
+    feedback: str = ""
 
 
 @dataclass(frozen=True)

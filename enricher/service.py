@@ -20,6 +20,7 @@ from redis.exceptions import RedisError
 from redis.retry import Retry
 
 from enricher.errors import ConfigError
+from enricher.feedback.loop import FeedbackLoop
 from enricher.index import schema
 from enricher.index.embedding import Embedder
 from enricher.metrics import Metrics
@@ -50,6 +51,7 @@ class Services:
     worker_id: str
     redis: aioredis.Redis
     pool: Pool
+    feedback: FeedbackLoop
 
     @classmethod
     def build(
@@ -79,17 +81,6 @@ class Services:
         metrics = Metrics()
         worker_id = settings.worker_id or socket.gethostname()
         searcher = build_searcher(settings, client, embedder)
-        processor = Processor(
-            searcher=searcher,
-            poster=Poster(delivery),
-            router=router,
-            metrics=metrics,
-            # A fresh nonce per process: the ledger tells a dead predecessor's claims
-            # (same worker id, other nonce) from live ones (enricher.pipeline.ledger).
-            owner=f"{worker_id}:{uuid.uuid4().hex[:12]}",
-            runbook_base_url=settings.runbook_base_url,
-            lease_s=settings.post_lease_s,
-        )
         # redis-py's from_url has no retry policy: one retry lets a stale pooled connection
         # reconnect after a Redis restart instead of failing the first command.
         redis_client = aioredis.Redis.from_url(
@@ -97,6 +88,21 @@ class Services:
             socket_timeout=2,
             socket_connect_timeout=2,
             retry=Retry(NoBackoff(), 1),
+        )
+        poster = Poster(delivery)
+        feedback = FeedbackLoop.build(settings, redis_client, poster)
+        processor = Processor(
+            searcher=searcher,
+            poster=poster,
+            router=router,
+            metrics=metrics,
+            # A fresh nonce per process: the ledger tells a dead predecessor's claims
+            # (same worker id, other nonce) from live ones (enricher.pipeline.ledger).
+            owner=f"{worker_id}:{uuid.uuid4().hex[:12]}",
+            runbook_base_url=settings.runbook_base_url,
+            lease_s=settings.post_lease_s,
+            feedback=feedback.store,
+            gaps=feedback.gaps,
         )
         queue = JobQueue(
             redis_client,
@@ -122,10 +128,12 @@ class Services:
             worker_id=worker_id,
             redis=redis_client,
             pool=pool,
+            feedback=feedback,
         )
 
     async def start(self) -> None:
         await self.pool.start()
+        await self.feedback.start()
         log.info(
             "service.started",
             workers=self.settings.workers,
@@ -135,6 +143,7 @@ class Services:
 
     async def stop(self) -> None:
         await self.pool.stop(STOP_GRACE_S)
+        await self.feedback.stop()
         await self.processor.poster.close()
         await self.redis.aclose()
         self.client.close()

@@ -91,6 +91,20 @@ class Settings(BaseSettings):
     slack_api_url: str = "https://slack.com/api/"
     runbook_base_url: str | None = None
 
+    # --- feedback and the runbook-gap report (docs/FEEDBACK.md) ---
+    #: The Slack app's signing secret: every click on /slack/interactions is verified with it.
+    slack_signing_secret: SecretStr | None = None
+    #: How long a page's feedback buttons record votes (its alert is kept this long).
+    feedback_page_ttl_s: int = Field(default=30 * 86400, ge=3600)
+    #: Channel of the runbook-gap digest; unset, no digest is sent.
+    gap_report_channel: str | None = None
+    #: How often the digest goes out, covering that long (default weekly).
+    gap_report_interval_s: float = Field(default=7 * 86400, ge=60)
+    #: Link to create a missing runbook, `{path}` becoming `<service>/<AlertName>.md`
+    #: (GitHub: `https://github.com/ORG/REPO/new/main?filename={path}`). Unset: the
+    #: runbook's would-be address under RUNBOOK_BASE_URL.
+    gap_runbook_new_url: str | None = None
+
     # --- reliability ---
     dedup_ttl_s: int = Field(default=6 * 3600, ge=60)
     job_claim_idle_s: float = Field(default=60.0, gt=0)
@@ -111,12 +125,22 @@ class Settings(BaseSettings):
     def _commas(cls, value: object) -> object:
         return split_commas(value)
 
-    @field_validator("qdrant_url", "runbook_base_url", "slack_channel", mode="before")
+    @field_validator(
+        "qdrant_url",
+        "runbook_base_url",
+        "slack_channel",
+        "gap_report_channel",
+        "gap_runbook_new_url",
+        mode="before",
+    )
     @classmethod
     def _empty_is_none(cls, value: object) -> object:
         return None if value == "" else value
 
-    @field_validator("slack_bot_token", "slack_webhook_url", "qdrant_api_key", mode="before")
+    @field_validator(
+        "slack_bot_token", "slack_webhook_url", "qdrant_api_key", "slack_signing_secret",
+        mode="before",
+    )
     @classmethod
     def _empty_secret_is_none(cls, value: object) -> object:
         return None if value == "" else value

@@ -12,6 +12,11 @@ conversations.replies, auth.test, and an incoming webhook at `/webhook/incoming`
 Bodies may be JSON or form-encoded (JSON-valued fields such as `blocks` and
 `metadata` are decoded); query-string parameters are merged in.
 
+Interactivity, the other direction: `click(channel, ts, user=..., action_id=..., value_has=...)`
+builds the `block_actions` request Slack would post to the app's Interactivity URL when that
+user clicks a button of a stored message (form-encoded `payload=`, signed with
+`signing_secret` as Slack signs: `X-Slack-Signature`, `X-Slack-Request-Timestamp`).
+
 Faithful where tests could otherwise pass against the fake and fail against Slack:
 - a missing token is `not_authed`; a wrong one (when `token=` is set) `invalid_auth`;
 - 429 carries `Retry-After` and `{"ok": false, "error": "ratelimited"}`;
@@ -34,6 +39,8 @@ prints the base URL; `GET /_fake/calls`, `POST /_fake/fail_next`,
 from __future__ import annotations
 
 import argparse
+import hashlib
+import hmac
 import json
 import random
 import signal
@@ -45,9 +52,9 @@ from contextlib import contextmanager, suppress
 from dataclasses import asdict, dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
-__all__ = ["Call", "FakeSlack", "running_fake_slack"]
+__all__ = ["Call", "FakeSlack", "running_fake_slack", "signed_headers"]
 
 JSON_FIELDS = ("blocks", "attachments", "metadata")
 BOT_USER = "U0FAKEBOT"
@@ -218,6 +225,56 @@ class FakeSlack:
 
     def calls_to(self, method: str) -> list[Call]:
         return [c for c in self.calls if c.method == method]
+
+    def click(
+        self,
+        channel: str,
+        ts: str,
+        *,
+        user: str,
+        action_id: str,
+        value_has: str = "",
+        signing_secret: str,
+        timestamp: int | None = None,
+    ) -> tuple[bytes, dict[str, str]]:
+        """Body and headers of Slack's request for a click on the first button `action_id`
+        of message `ts` whose value contains `value_has` (KeyError: no such button)."""
+        with self._lock:
+            message = self._find(channel, ts)
+            if message is None:
+                raise KeyError(f"no message {ts} in {channel}")
+            message = json.loads(json.dumps(message))
+        blocks = [*message.get("blocks", [])]
+        for card in message.get("attachments", []):
+            blocks += card.get("blocks", [])
+        for block in blocks:
+            for element in block.get("elements", []) if block.get("type") == "actions" else []:
+                if element.get("action_id") == action_id and value_has in element.get("value", ""):
+                    action = {
+                        "type": "button",
+                        "block_id": block.get("block_id", ""),
+                        "action_id": action_id,
+                        "value": element.get("value", ""),
+                        "action_ts": f"{time.time():.6f}",
+                    }
+                    break
+            else:
+                continue
+            break
+        else:
+            raise KeyError(f"no {action_id} button with {value_has!r} on message {ts}")
+        payload = {
+            "type": "block_actions",
+            "user": {"id": user, "username": user.lower(), "team_id": "T0FAKE"},
+            "api_app_id": "A0FAKE",
+            "container": {"type": "message", "message_ts": ts, "channel_id": channel},
+            "channel": {"id": channel, "name": "oncall"},
+            "message": message,
+            "response_url": f"{self.origin}/actions/T0FAKE/1/x",
+            "actions": [action],
+        }
+        body = urlencode({"payload": json.dumps(payload)}).encode()
+        return body, signed_headers(body, signing_secret, timestamp)
 
     def messages(self, channel: str) -> list[dict[str, Any]]:
         """Stored messages of a channel, thread replies included, newest first."""
@@ -509,6 +566,17 @@ class FakeSlack:
         else:
             return _Reply(404, {"ok": False, "error": "unknown_control"})
         return _Reply(200, {"ok": True})
+
+
+def signed_headers(body: bytes, secret: str, timestamp: int | None = None) -> dict[str, str]:
+    """Slack's signature headers for `body` (now, unless `timestamp` says otherwise)."""
+    ts = str(int(time.time()) if timestamp is None else timestamp)
+    digest = hmac.new(secret.encode(), f"v0:{ts}:".encode() + body, hashlib.sha256).hexdigest()
+    return {
+        "content-type": "application/x-www-form-urlencoded",
+        "x-slack-request-timestamp": ts,
+        "x-slack-signature": "v0=" + digest,
+    }
 
 
 def _parse_body(raw: bytes, content_type: str, query: str) -> dict[str, Any]:

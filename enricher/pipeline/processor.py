@@ -16,6 +16,11 @@ Rules for one alert group (Alertmanager groupKey, PagerDuty incident id):
   one group do not both reply. A firing job older than an already applied resolve is
   superseded and dropped.
 - A group that fires again after it resolved gets a new message.
+
+The feedback loop (enricher.feedback, enricher.gaps): a search reads on-call's votes for
+the alert's name; a posted page is remembered so its buttons can be clicked; a no-match
+page is recorded as a runbook gap; an edit or a resolve keeps the page's votes lines.
+None of this can hold a page back: when Redis fails it is logged and skipped.
 """
 
 from __future__ import annotations
@@ -27,12 +32,16 @@ import time
 from typing import Literal
 
 import structlog
+from redis.exceptions import RedisError
 
 from enricher.alert import Alert
+from enricher.feedback.store import FeedbackStore
+from enricher.gaps.store import GapStore
 from enricher.metrics import Metrics
 from enricher.pipeline.ledger import AlreadyPosted, InFlight, Ledger, PostRecord
 from enricher.pipeline.queue import Job
 from enricher.result import SearchResult
+from enricher.search.feedback import NO_FEEDBACK, Tallies
 from enricher.search.searcher import Searcher
 from enricher.slack.delivery import PostRef
 from enricher.slack.posting import Poster, marker
@@ -44,6 +53,7 @@ from enricher.slack.render import (
     render_thread_reply,
 )
 from enricher.slack.routing import Router
+from enricher.slack.votes import with_votes
 from enricher.sources.alertmanager import severity_rank
 
 log = structlog.get_logger(__name__)
@@ -114,6 +124,8 @@ class Processor:
         owner: str,
         runbook_base_url: str | None,
         lease_s: float,
+        feedback: FeedbackStore,
+        gaps: GapStore,
     ) -> None:
         self.searcher = searcher
         self.poster = poster
@@ -122,15 +134,19 @@ class Processor:
         self.owner = owner
         self.runbook_base_url = runbook_base_url
         self.lease_s = lease_s
+        self.feedback = feedback
+        self.gaps = gaps
 
     async def enrich(self, alert: Alert) -> SearchResult:
         """Search off the event loop: embedded Qdrant and the models are synchronous."""
         started = time.perf_counter()
-        result = await asyncio.to_thread(self.searcher.search, alert)
+        tallies = await self._tallies(alert)
+        result = await asyncio.to_thread(self.searcher.search, alert, feedback=tallies)
         elapsed = time.perf_counter() - started
         self.metrics.search_seconds.observe(elapsed)
         self.metrics.enrichments.labels(result.status, result.tier or "none").inc()
         top = result.matches[0] if result.matches else None
+        shown = (*result.matches, *result.leads)
         log.info(
             "alert.enriched",
             alert=alert.alert_name,
@@ -141,10 +157,50 @@ class Processor:
             score=top.score if top else None,
             doc=top.doc_id if top else None,
             leads=[m.doc_id for m in result.leads] or None,
+            feedback=[f"{m.doc_id}: {m.feedback}" for m in shown if m.feedback] or None,
             reason=result.reason,
             ms=round(elapsed * 1000, 1),
         )
         return result
+
+    async def _tallies(self, alert: Alert) -> Tallies:
+        if not alert.alert_name:
+            return NO_FEEDBACK
+        try:
+            return await self.feedback.tallies(alert.alert_name)
+        except RedisError as exc:
+            log.warning("feedback.unreadable", alert=alert.alert_name, error=type(exc).__name__)
+            return NO_FEEDBACK
+
+    async def _posted(self, job: Job, result: SearchResult, ref: PostRef) -> None:
+        """A new page is out: remember it for its buttons, and count it as a gap when no
+        runbook matched."""
+        alert = job.alert
+        gap = result.status == "no_match"
+        if gap:
+            self.metrics.gap_pages.inc()
+        try:
+            if ref.ts:  # an incoming webhook's post has no ts: no buttons to click
+                await self.feedback.remember_page(ref, alert)
+            if gap:
+                await self.gaps.record(alert, result, at=job.received_at)
+        except RedisError as exc:
+            log.warning(
+                "feedback.page_unrecorded",
+                group=alert.group_key,
+                gap=gap,
+                error=type(exc).__name__,
+                fix="its buttons are ignored and the gap report misses it; check Redis",
+            )
+
+    async def _with_votes(self, ref: PostRef, message: SlackMessage) -> SlackMessage:
+        """The message with the page's votes lines, so an edit or a resolve keeps them."""
+        try:
+            votes = await self.feedback.page_votes(ref)
+        except RedisError as exc:
+            log.warning("feedback.unreadable", ts=ref.ts, error=type(exc).__name__)
+            return message
+        return with_votes(message, votes)
 
     def channel_for(self, alert: Alert) -> str:
         return self.router.channel_for(alert) or "default"
@@ -198,16 +254,18 @@ class Processor:
     async def _post_new(self, job: Job, ledger: Ledger) -> Outcome:
         result = await self.enrich(job.alert)
         message = render_message(job.alert, result, runbook_base_url=self.runbook_base_url)
-        await self._post_claimed(job, ledger, message)
+        ref = await self._post_claimed(job, ledger, message)
+        await self._posted(job, result, ref)
         return "posted"
 
-    async def _post_claimed(self, job: Job, ledger: Ledger, message: SlackMessage) -> None:
+    async def _post_claimed(self, job: Job, ledger: Ledger, message: SlackMessage) -> PostRef:
         """Post under a claim we hold (`Ledger.posting` gives it up on failure), then record."""
         alert = job.alert
         async with ledger.posting(alert.group_key, self.owner):
             mark = marker(alert.group_key, alert.status)
             ref = await self._post(alert, message, mark, since=job.received_at)
         await self._record(job, ledger, ref, message)
+        return ref
 
     async def _record(
         self, job: Job, ledger: Ledger, ref: PostRef, message: SlackMessage | None
@@ -238,7 +296,7 @@ class Processor:
         more = joined(record.fingerprints, job.fingerprints)
         if self.poster.can_update and record.ts:
             ref = PostRef(record.channel, record.ts)
-            await self.poster.update(ref, message)
+            await self.poster.update(ref, await self._with_votes(ref, message))
             self.metrics.slack_posts.labels("update").inc()
             if rose or more:
                 # Marked per notification: a retry after a lost answer does not repeat it.
@@ -312,7 +370,8 @@ class Processor:
         if self.poster.can_update and record.ts:
             ref = PostRef(record.channel, record.ts)
             original = _message_from(record.message)
-            await self.poster.update(ref, render_resolved_update(alert, original))
+            update = render_resolved_update(alert, original)
+            await self.poster.update(ref, await self._with_votes(ref, update))
             # The group's "resolved" marker: one reply per thread.
             mark = marker(alert.group_key, alert.status)
             await self.poster.reply_once(ref, render_thread_reply(alert), mark)

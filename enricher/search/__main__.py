@@ -1,23 +1,33 @@
 """`python -m enricher.search --payload FILE`: what the webhook would find for a body.
 
 Prints the search result JSON (the contract Slack renders) for an Alertmanager or PagerDuty
-webhook body, against the configured index.
+webhook body, against the configured index, with on-call's votes for the alert's name read
+from REDIS_URL as the webhook reads them: `feedback` lists them per runbook and what they
+did (a runbook they moved also says so in its own `feedback` field). Without Redis the
+search runs without them, and says so.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+import redis.asyncio as aioredis
+from redis.exceptions import RedisError
+
 from enricher import logs
 from enricher.errors import BadRequest, ConfigError
+from enricher.feedback.store import FeedbackStore
 from enricher.index import schema
 from enricher.index.embedding import Embedder
+from enricher.search.decide import NAMED_TIERS
+from enricher.search.feedback import NO_FEEDBACK, Tallies
 from enricher.search.searcher import build_searcher
-from enricher.settings import load_settings
+from enricher.settings import Settings, load_settings
 from enricher.sources import Ignored, parse_body
 
 
@@ -45,10 +55,46 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    result = build_searcher(settings, client, embedder).search(parsed.alert)
+    tallies = _tallies(settings, parsed.alert.alert_name)
+    result = build_searcher(settings, client, embedder).search(parsed.alert, feedback=tallies)
     client.close()
-    print(json.dumps(result.to_json(), indent=2))
+    explained = result.to_json()
+    explained["feedback"] = {
+        doc: {"right": t.right, "wrong": t.wrong, "effect": _effect(t.net, result.tier)}
+        for doc, t in tallies.items()
+    }
+    print(json.dumps(explained, indent=2))
     return 0
+
+
+def _tallies(settings: Settings, alert_name: str) -> Tallies:
+    async def read() -> Tallies:
+        redis = aioredis.Redis.from_url(settings.redis_url, socket_timeout=2)
+        try:
+            store = FeedbackStore(redis, page_ttl_s=settings.feedback_page_ttl_s)
+            return await store.tallies(alert_name)
+        finally:
+            await redis.aclose()
+
+    try:
+        return asyncio.run(read())
+    except RedisError as exc:
+        print(
+            f"warning: no feedback read (Redis at REDIS_URL: {type(exc).__name__}); the "
+            "result is the search alone",
+            file=sys.stderr,
+        )
+        return NO_FEEDBACK
+
+
+def _effect(net: int, tier: str | None) -> str:
+    if tier in NAMED_TIERS:
+        return f"none: the alert names its runbook itself (tier {tier}), which votes never override"
+    if net > 0:
+        return "promoted: decided by identity, as a front-matter alias would be"
+    if net < 0:
+        return "demoted: last in the ranking, probability 0"
+    return "none: the votes cancel out"
 
 
 if __name__ == "__main__":

@@ -23,6 +23,9 @@ from enricher.settings import Settings
 Mode = Literal["hybrid", "dense", "sparse"]
 #: Tiers decided by identity: the runbook is named by the alert.
 NAMED_TIERS: frozenset[str] = frozenset({"runbook_url", "alert_name", "alert_name+service"})
+#: Tiers shown without a bar: the named ones, and runbooks on-call confirmed for the alert's
+#: name (enricher.search.feedback), which count as an alias would.
+IDENTITY_TIERS: frozenset[str] = NAMED_TIERS | {"feedback"}
 
 
 @dataclass(frozen=True)
@@ -75,6 +78,8 @@ class Candidate:
     #: What the score was computed from (enricher.search.evidence.FEATURES); empty for
     #: candidates decided by identity and for those ranked too low to be scored.
     features: Mapping[str, float] = field(default_factory=dict)
+    #: What on-call's votes did to it (enricher.search.feedback), "" when nothing.
+    feedback: str = ""
 
     @property
     def doc_id(self) -> str:
@@ -99,7 +104,7 @@ class Ranking:
 def decide(ranking: Ranking, config: SearchConfig) -> tuple[Candidate, ...]:
     """The candidates confident enough to show, best first (empty: "no confident match")."""
     top = ranking.candidates[: config.top_k]
-    if ranking.tier in NAMED_TIERS:
+    if ranking.tier in IDENTITY_TIERS:
         return top
     bar = config.global_threshold if ranking.tier == "global" else config.threshold
     return tuple(c for c in top if c.score >= bar)
@@ -137,6 +142,7 @@ def sole_quoters(
 
 
 __all__ = [
+    "IDENTITY_TIERS",
     "NAMED_TIERS",
     "Candidate",
     "Mode",

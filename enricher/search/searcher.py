@@ -37,6 +37,7 @@ from enricher.result import Match, SearchResult, Section, Tier
 from enricher.search import evidence
 from enricher.search.confidence import Model, load_model
 from enricher.search.decide import Candidate, Ranking, SearchConfig, decide, leads, sole_quoters
+from enricher.search.feedback import NO_FEEDBACK, Tallies, rerank
 from enricher.search.names import name_key
 from enricher.search.query import Query, build_query
 from enricher.settings import Settings
@@ -71,19 +72,27 @@ class Searcher:
 
     # --- the result contract ---
 
-    def search(self, alert: Alert, now: datetime | None = None) -> SearchResult:
+    def search(
+        self, alert: Alert, now: datetime | None = None, *, feedback: Tallies = NO_FEEDBACK
+    ) -> SearchResult:
         """Never raises for backend faults: those come back as status "unavailable"."""
-        return self.search_ranked(alert, now)[0]
+        return self.search_ranked(alert, now, feedback=feedback)[0]
 
     def search_ranked(
-        self, alert: Alert, now: datetime | None = None, *, exclude: str | None = None
+        self,
+        alert: Alert,
+        now: datetime | None = None,
+        *,
+        exclude: str | None = None,
+        feedback: Tallies = NO_FEEDBACK,
     ) -> tuple[SearchResult, Ranking | None]:
         """The result and the ranking it was decided on (None when search was unavailable).
 
         `exclude`: a doc id searched as if it were not indexed (the eval's near misses).
+        `feedback`: on-call's votes for the alert's name (enricher.search.feedback).
         """
         try:
-            ranking = self.rank(alert, exclude=exclude)
+            ranking = rerank(self.rank(alert, exclude=exclude), feedback)
             when = now or datetime.now(UTC)
             confident = decide(ranking, self.config)
             if not confident:
@@ -378,6 +387,7 @@ class Searcher:
             actionable=p.get(schema.F_ACTIONABLE, 0) == Actionable.HEADING,
             quoted_metrics=tuple(vouched.get(candidate.doc_id, ())),
             steps=steps,
+            feedback=candidate.feedback,
         )
 
 

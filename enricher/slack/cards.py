@@ -26,6 +26,7 @@ from slack_sdk.models.blocks import Block, ContextBlock, MarkdownTextObject, Sec
 
 from enricher.alert import Alert
 from enricher.result import Match
+from enricher.slack.buttons import feedback_actions
 from enricher.slack.text import cut, fold_markdown, is_http_url, link, safe_line, trim_markdown
 
 __all__ = [
@@ -114,8 +115,12 @@ def _context(elements: list[str]) -> Block:
     return ContextBlock(elements=[_mrkdwn(e) for e in elements[:CONTEXT_MAX_ELEMENTS]])
 
 
-def _card(color: str, fallback: str, blocks: list[Block]) -> Card:
-    return {"color": color, "fallback": fallback, "blocks": [b.to_dict() for b in blocks]}
+def _card(color: str, fallback: str, blocks: list[Block], votes_on: Match | None = None) -> Card:
+    """A card; one about a runbook (`votes_on`) ends with its feedback buttons."""
+    dicts = [b.to_dict() for b in blocks]
+    if votes_on is not None and (actions := feedback_actions(votes_on)) is not None:
+        dicts.append(actions)
+    return {"color": color, "fallback": fallback, "blocks": dicts}
 
 
 def _match_url(base: str | None, match: Match, anchor: str | None = None) -> str | None:
@@ -173,6 +178,8 @@ def _source_line(match: Match, width: int) -> list[str]:
         # Names from the rule's PromQL: letters, digits, "_" and ":" only.
         quoted = ", ".join(f"`{safe_line(m, 80)}`" for m in match.quoted_metrics[:2])
         meta.append(f"📈 the only runbook quoting {quoted} from the alert rule")
+    if match.feedback:
+        meta.append(f"🗳 {safe_line(match.feedback, 80)}")
     if match.stale:
         days = "day" if match.age_days == 1 else "days"
         meta.append(f"⚠️ stale: last reviewed {match.age_days} {days} ago")
@@ -210,7 +217,7 @@ def match_card(match: Match, color: str, base: str | None, budget: Budget) -> Ca
         blocks.append(_section(matched + ("\n" + text if text else "")))
     title = " ".join((match.title or match.path).split())
     fallback = f"Runbook: {title} › {match.section} ({score_text(match)})"
-    return _card(color, cut(fallback, 300), blocks)
+    return _card(color, cut(fallback, 300), blocks, match)
 
 
 def lead_card(match: Match, color: str, base: str | None, budget: Budget) -> Card:
@@ -219,7 +226,7 @@ def lead_card(match: Match, color: str, base: str | None, budget: Budget) -> Car
     heading = _heading(match, _match_url(base, match), match.section, width)
     blocks = [_section(f"{heading}\n{LEADS_TEXT}"), _context(_source_line(match, width))]
     title = " ".join((match.title or match.path).split())
-    return _card(color, cut(f"Closest runbook (not confident): {title}", 300), blocks)
+    return _card(color, cut(f"Closest runbook (not confident): {title}", 300), blocks, match)
 
 
 def note_card(text: str, color: str, fallback: str) -> Card:

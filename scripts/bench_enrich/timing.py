@@ -16,6 +16,7 @@ from enricher.alert import Alert
 from enricher.index import schema
 from enricher.index.embedding import Embedder, SparseVector
 from enricher.result import SearchResult
+from enricher.search.feedback import NO_FEEDBACK, Tallies
 from enricher.search.searcher import Searcher
 from enricher.slack.delivery import BotDelivery, PostRef
 from enricher.slack.render import SlackMessage
@@ -118,12 +119,14 @@ class TimedSearcher(Searcher):
         super().__init__(*args, **kwargs)
         self.probes: list[Probe] = []
 
-    def search(self, alert: Alert, now: datetime | None = None) -> SearchResult:
+    def search(
+        self, alert: Alert, now: datetime | None = None, *, feedback: Tallies = NO_FEEDBACK
+    ) -> SearchResult:
         probe = Probe(alert=alert)
         _local.probe = probe
         started = time.perf_counter()
         try:
-            result = super().search(alert, now)
+            result = super().search(alert, now, feedback=feedback)
         finally:
             _local.probe = None
         probe.total_s = time.perf_counter() - started

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -12,9 +13,11 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+import redis.asyncio as aioredis
 from qdrant_client import QdrantClient, models
 
 from enricher.alert import Alert
+from enricher.feedback.store import FeedbackStore, Vote
 from enricher.index import schema
 from enricher.index.embedding import Embedder
 from enricher.search.decide import SearchConfig
@@ -258,7 +261,7 @@ class TestSearchCli:
         )
         assert done.returncode == 0, done.stderr
         result = json.loads(done.stdout)
-        assert set(result) == {"status", "tier", "matches", "leads"}
+        assert set(result) == {"status", "tier", "matches", "leads", "feedback"}
         assert result["status"] == "matched"
         top = result["matches"][0]
         assert top["doc_id"] == "runbooks:postgres/PostgresReplicationLag.md"
@@ -286,3 +289,44 @@ class TestSearchCli:
         )
         assert done.returncode == 2
         assert "neither an Alertmanager" in done.stderr
+
+    def test_explains_what_votes_did(
+        self, golden_index: Path, tmp_path: Path, redis_url: str
+    ) -> None:
+        """With votes in Redis, the CLI shows the runbook they promoted and why."""
+        doc = "runbooks:postgres/PostgresDiskFull.md"
+
+        async def vote() -> None:
+            client = aioredis.Redis.from_url(redis_url)
+            alert = Alert("alertmanager", "firing", "PGReplicaBehind", "postgres", None, "", "")
+            try:
+                await FeedbackStore(client, page_ttl_s=60).vote(
+                    Vote(
+                        user="U0ONCALL1", at=1.0, verdict="right", alert_name="PGReplicaBehind",
+                        service="postgres", doc_id=doc, path="postgres/PostgresDiskFull.md",
+                        revision="r", channel="C1", ts="1.1", alert=alert,
+                    )
+                )
+            finally:
+                await client.aclose()
+
+        asyncio.run(vote())
+        qdrant = tmp_path / "qdrant"
+        shutil.copytree(golden_index, qdrant)
+        payload = REPO / "golden" / "samples" / "alertmanager-renamed-alert.json"
+        env = {
+            **os.environ,
+            "QDRANT_PATH": str(qdrant),
+            "MODELS_DIR": str(REPO / "models"),
+            "REDIS_URL": redis_url,
+        }
+        done = subprocess.run(
+            [sys.executable, "-m", "enricher.search", "--payload", str(payload)],
+            env=env, cwd=REPO, capture_output=True, text=True, check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        result = json.loads(done.stdout)
+        assert result["tier"] == "feedback"
+        assert result["matches"][0]["doc_id"] == doc
+        assert result["matches"][0]["feedback"] == "confirmed 1× for this alert"
+        assert result["feedback"][doc]["effect"].startswith("promoted")

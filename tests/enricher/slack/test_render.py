@@ -63,7 +63,9 @@ def texts(message: SlackMessage) -> str:
     for block in all_blocks(message):
         if "text" in block:
             out.append(block["text"]["text"])
-        out += [e["text"] for e in block.get("elements", [])]
+        for element in block.get("elements", []):
+            text = element["text"]  # a button's label is a text object
+            out.append(text if isinstance(text, str) else text["text"])
     return "\n".join(out)
 
 
