@@ -4,7 +4,7 @@ PY := .venv/bin/python
 export HF_HUB_OFFLINE := 1
 export MODELS_DIR ?= models
 
-.PHONY: setup models test lint typecheck unit ingest run demo stop eval bench bench-ingest bench-enrich chaos clean
+.PHONY: setup models test lint typecheck unit ingest run demo stop eval feedback-export bench bench-ingest bench-enrich chaos clean
 
 setup:
 	@bash scripts/setup.sh
@@ -37,8 +37,15 @@ demo: setup
 ## Retrieval quality on three corpora side by side (golden/, ../shared/data/prom-runbooks when
 ## present, a synthetic corpus of 1,000 runbooks); fails when golden or the real dev slice
 ## falls more than 2 points below its baseline in golden/baselines/ (quality/suite.py).
+## When $(FEEDBACK_CASES) exists (`make feedback-export`), on-call's votes are scored too,
+## before and after replaying them (reported, not gated; docs/FEEDBACK.md).
+FEEDBACK_CASES ?= data/feedback-cases.jsonl
 eval: setup
-	$(PY) -m quality.suite --gate golden/baselines
+	$(PY) -m quality.suite --gate golden/baselines $(if $(wildcard $(FEEDBACK_CASES)),--feedback $(FEEDBACK_CASES))
+
+## On-call's votes (in the Redis `make run` uses, unless REDIS_URL says otherwise) as golden cases.
+feedback-export: setup
+	REDIS_URL=$${REDIS_URL:-redis://127.0.0.1:$${REDIS_PORT:-6399}/0} $(PY) -m enricher.feedback export --out $(FEEDBACK_CASES)
 
 ## Stop the redis-server that `make run` started.
 stop:

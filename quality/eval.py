@@ -48,6 +48,7 @@ from enricher.index import schema
 from enricher.index.embedding import Embedder
 from enricher.search.confidence import Model
 from enricher.search.decide import Ranking, SearchConfig
+from enricher.search.feedback import NO_FEEDBACK, Tallies
 from enricher.search.searcher import Searcher, build_searcher
 from enricher.settings import Settings, load_settings
 from ingest.cache import EmbeddingCache, connect
@@ -164,13 +165,14 @@ def run_case_ranked(
     index: EvalIndex,
     *,
     leave_out: bool = False,
+    feedback: Tallies = NO_FEEDBACK,
 ) -> tuple[Outcome, Ranking | None]:
     """One case through the webhook's search, and the ranking it was decided on.
     `leave_out`: with its expected runbook left out of the index, so the right answer
-    becomes "no confident match"."""
+    becomes "no confident match". `feedback`: votes for the alert's name (quality.replay)."""
     left_out = case.expected if leave_out else None
     exclude = index.doc_ids.get(left_out) if left_out else None
-    result, ranking = searcher.search_ranked(case.alert, now, exclude=exclude)
+    result, ranking = searcher.search_ranked(case.alert, now, exclude=exclude, feedback=feedback)
     docs, scores = ranked_docs(ranking)
     top = result.matches[0] if result.matches else None
     shows_steps = top is not None and (top.actionable or top.steps is not None)

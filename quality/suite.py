@@ -7,6 +7,11 @@
    default), with cases generated the same way (exact, renamed, reworded, PagerDuty
    titles, near misses, noise), its test split.
 
+4. with `--feedback FILE`: the cases on-call's votes made (`python -m enricher.feedback
+   export`, `make feedback-export`) on the corpus they were voted on (`--feedback-corpus`,
+   golden/runbooks by default), then once more with those votes replayed (quality.replay):
+   the search alone, and the search as the webhook now serves it. Reported, not gated.
+
 Every labelled case also runs with its runbook left out of the index, which turns it into
 a near miss (quality.eval --leave-out). Each corpus gets its per-kind table, and a last
 table puts the kinds side by side. The gate holds golden and the real dev slice to their
@@ -27,10 +32,11 @@ from typing import Any
 
 from enricher import logs
 from enricher.errors import ConfigError
-from enricher.settings import load_settings
+from enricher.settings import Settings, load_settings
 from quality.cases import Case, load_cases
 from quality.eval import (
     LEFT_OUT,
+    EvalIndex,
     Evaluation,
     cases_only,
     evaluate,
@@ -39,6 +45,9 @@ from quality.eval import (
     report_text,
 )
 from quality.metrics import Metrics, baseline, check_gate, compute_metrics, in_split
+from quality.replay import Replay, book_from_export, replay
+from quality.replay import report_text as replay_text
+from quality.replay import summary as replay_summary
 from scripts.corpus_gen.cases import cases_for, save
 from scripts.corpus_gen.generate import runbooks, write_corpus
 
@@ -57,7 +66,7 @@ class Corpus:
     gated: str | None
 
 
-def corpora(synthetic_root: Path | None) -> list[Corpus]:
+def corpora(synthetic_root: Path | None, feedback: tuple[Path, Path] | None = None) -> list[Corpus]:
     found = [
         Corpus(
             "golden",
@@ -83,6 +92,9 @@ def corpora(synthetic_root: Path | None) -> list[Corpus]:
                 None,
             )
         )
+    if feedback is not None:
+        cases_file, root = feedback
+        found.append(Corpus("feedback", root, cases_file, "all", None))
     return found
 
 
@@ -147,6 +159,12 @@ def gate(
     return problems
 
 
+def replay_votes(corpus: Corpus, cases: Sequence[Case], settings: Settings) -> Replay:
+    """The feedback cases again, each with the votes of its alert name."""
+    with EvalIndex(corpus.root, settings) as index:
+        return replay(index, cases, book_from_export(corpus.cases, cases))
+
+
 def summary(results: Sequence[tuple[Corpus, Evaluation]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for corpus, evaluation in results:
@@ -171,22 +189,37 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--gate", type=Path, metavar="DIR", help="fail if worse than these")
     parser.add_argument("--record", type=Path, metavar="DIR", help="write the baselines here")
+    parser.add_argument(
+        "--feedback",
+        type=Path,
+        metavar="FILE",
+        help="also score the cases exported from on-call's votes, before and after replaying them",
+    )
+    parser.add_argument(
+        "--feedback-corpus",
+        type=Path,
+        metavar="DIR",
+        default=REPO / "golden" / "runbooks",
+        help="the runbooks the votes were cast on (default: %(default)s)",
+    )
     args = parser.parse_args(argv)
+    feedback = (args.feedback, args.feedback_corpus) if args.feedback else None
     logs.configure(json=False, level="WARNING")
     settings = load_settings()
     problems: list[str] = []
     results: list[tuple[Corpus, Evaluation]] = []
+    replayed: Replay | None = None
     with tempfile.TemporaryDirectory(prefix="enricher-synthetic-") as tmp:
         synthetic = Path(tmp) if args.synthetic > 0 else None
         try:
             if synthetic is not None:
                 write_synthetic(synthetic, args.synthetic)
-            for corpus in corpora(synthetic):
+            for corpus in corpora(synthetic, feedback):
                 cases: list[Case]
                 cases, errors = load_cases(corpus.cases)
                 for error in errors:
                     print(f"{corpus.cases}:{error.line}: {error.reason}", file=sys.stderr)
-                chosen = [c for c in cases if c.split == corpus.split]
+                chosen = [c for c in cases if corpus.split in ("all", c.split)]
                 evaluation = evaluate(
                     corpus.root, chosen, errors, settings=settings, leave_out=True
                 )
@@ -195,6 +228,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print()
                 results.append((corpus, evaluation))
                 problems += gate(corpus, evaluation, args.gate, args.record)
+                if corpus.name == "feedback":
+                    replayed = replay_votes(corpus, chosen, settings)
+                    print("=== feedback, with the votes replayed (quality.replay)")
+                    print(replay_text(replayed) + "\n")
         except (ConfigError, OSError) as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
@@ -204,6 +241,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     for problem in problems:
         print(f"gate failed: {problem}", file=sys.stderr)
     result = summary(results)
+    if replayed is not None:
+        result["feedback_replay"] = replay_summary(replayed)
     if args.gate is not None:
         result["gate"] = "failed" if problems else "passed"
     print(json.dumps(result))
