@@ -11,7 +11,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from enricher.alert import Alert
+from enricher.feedback.store import Vote
 from enricher.settings import Settings
+from enricher.slack.buttons import Verdict
 from tests.conftest import MODELS_DIR
 from tests.fakeslack import FakeSlack
 
@@ -142,3 +145,29 @@ def resolved(body: dict[str, Any]) -> dict[str, Any]:
         alert["status"] = "resolved"
         alert["endsAt"] = "2026-11-28T04:00:00Z"
     return out
+
+
+def make_vote(
+    alert: Alert,
+    path: str,
+    verdict: Verdict = "right",
+    *,
+    user: str = "U0ONCALL1",
+    ts: str = "1.1",
+    at: float = 1.0,
+    source: str = "runbooks",
+) -> Vote:
+    """`user`'s vote on runbook `<source>:<path>` on page `ts` of channel C1 about `alert`."""
+    return Vote(
+        user=user,
+        at=at,
+        verdict=verdict,
+        alert_name=alert.alert_name,
+        service=alert.service,
+        doc_id=f"{source}:{path}",
+        path=path,
+        revision="r",
+        channel="C1",
+        ts=ts,
+        alert=alert,
+    )

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from enricher.feedback.export import cases as export_cases
-from enricher.feedback.store import Vote
 from enricher.index.embedding import Embedder
 from enricher.settings import Settings
 from quality.cases import Case, load_cases
@@ -18,6 +17,7 @@ from quality.eval import EvalIndex
 from quality.metrics import compute_metrics
 from quality.replay import Replay, book_from_export, replay
 from tests.conftest import MODELS_DIR, REPO
+from tests.helpers import make_vote
 
 GOLDEN = REPO / "golden"
 
@@ -82,19 +82,7 @@ def test_an_export_replays(index: EvalIndex, golden_cases: list[Case], tmp_path:
     """Votes exported from Redis replay the same way: the case on-call confirmed a lead for
     is matched with it next time."""
     case = next(c for c in golden_cases if c.id == "renamed-search-api-slow-am")
-    vote = Vote(
-        user="U0ONCALL1",
-        at=1.0,
-        verdict="right",
-        alert_name=case.alert.alert_name,
-        service=case.alert.service,
-        doc_id="golden:" + str(case.expected),
-        path=str(case.expected),
-        revision="r",
-        channel="C1",
-        ts="1.1",
-        alert=case.alert,
-    )
+    vote = make_vote(case.alert, str(case.expected))
     exported = tmp_path / "feedback.jsonl"
     exported.write_text("".join(json.dumps(c) + "\n" for c in export_cases([vote])))
     cases, errors = load_cases(exported)

@@ -18,6 +18,7 @@ from enricher.slack.votes import PageVote
 from enricher.sources import Parsed, parse_body
 from quality.cases import Case, parse_case
 from tests.enricher.slack.test_render import make_alert
+from tests.helpers import make_vote
 
 pytestmark = pytest.mark.anyio
 
@@ -46,20 +47,9 @@ async def store(redis_url: str) -> AsyncIterator[FeedbackStore]:
     await client.aclose()
 
 
-def vote(user: str, doc: str, verdict: Verdict, *, ts: str = "1.1", at: float = 1.0) -> Vote:
-    return Vote(
-        user=user,
-        at=at,
-        verdict=verdict,
-        alert_name=ALERT.alert_name,
-        service=ALERT.service,
-        doc_id=doc,
-        path=doc.split(":", 1)[1],
-        revision="abc",
-        channel="C1",
-        ts=ts,
-        alert=ALERT,
-    )
+def vote(user: str, doc: str, verdict: Verdict, *, ts: str = "1.1") -> Vote:
+    source, _, path = doc.partition(":")
+    return make_vote(ALERT, path, verdict, user=user, ts=ts, source=source)
 
 
 class TestVotes:

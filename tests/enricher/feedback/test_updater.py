@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator, Callable
 import pytest
 import redis.asyncio as aioredis
 
-from enricher.feedback.store import FeedbackStore, Vote
+from enricher.feedback.store import FeedbackStore
 from enricher.feedback.updater import DIRTY, MessageUpdater
 from enricher.result import SearchResult
 from enricher.slack.delivery import BotDelivery, PostRef
@@ -18,6 +18,7 @@ from enricher.slack.posting import Poster
 from enricher.slack.render import SlackMessage, render_message
 from tests.enricher.slack.test_render import make_alert, make_match
 from tests.fakeslack import FakeSlack
+from tests.helpers import make_vote
 
 pytestmark = pytest.mark.anyio
 
@@ -57,21 +58,8 @@ async def posted_page(
     message = render_message(ALERT, SearchResult("matched", "global", matches=(MATCH,)))
     ref = await poster.post(CHANNEL, message, "", since=None)
     for user in users:
-        await store.vote(
-            Vote(
-                user=user,
-                at=1.0,
-                verdict="right",
-                alert_name=ALERT.alert_name,
-                service=ALERT.service,
-                doc_id=MATCH.doc_id,
-                path=MATCH.path,
-                revision=MATCH.revision,
-                channel=ref.channel,
-                ts=ref.ts,
-                alert=ALERT,
-            )
-        )
+        vote = make_vote(ALERT, MATCH.path, user=user, ts=ref.ts)
+        await store.vote(vote.model_copy(update={"channel": ref.channel}))
     return ref, message
 
 

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 import redis.asyncio as aioredis
 
-from enricher.feedback.store import FeedbackStore, Vote
+from enricher.feedback.store import FeedbackStore
 from enricher.gaps.digest import DIGEST_TOP, Digest, create_url, render_digest
 from enricher.gaps.store import Gap, GapStore
 from enricher.result import SearchResult
@@ -16,6 +16,7 @@ from enricher.slack.delivery import BotDelivery
 from enricher.slack.posting import Poster
 from tests.enricher.slack.test_render import make_alert, make_match
 from tests.fakeslack import FakeSlack
+from tests.helpers import make_vote
 
 pytestmark = pytest.mark.anyio
 
@@ -78,21 +79,7 @@ class TestGapStore:
     async def test_a_later_confirmation_is_reported(self, redis: aioredis.Redis) -> None:
         gaps, feedback = GapStore(redis), FeedbackStore(redis, page_ttl_s=3600)
         await gaps.record(EXPORT, no_match("batch/CronJobFailed.md"), at=T0)
-        await feedback.vote(
-            Vote(
-                user="U0ONCALL1",
-                at=T0 + 60,
-                verdict="right",
-                alert_name=EXPORT.alert_name,
-                service=EXPORT.service,
-                doc_id="runbooks:batch/CronJobFailed.md",
-                path="batch/CronJobFailed.md",
-                revision="r",
-                channel="C1",
-                ts="1.1",
-                alert=EXPORT,
-            )
-        )
+        await feedback.vote(make_vote(EXPORT, "batch/CronJobFailed.md", at=T0 + 60))
         (gap,) = await gaps.gaps(since=0, feedback=feedback)
         assert gap.confirmed == ("runbooks:batch/CronJobFailed.md",)
         assert gap.to_json()["confirmed"] == ["runbooks:batch/CronJobFailed.md"]

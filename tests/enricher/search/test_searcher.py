@@ -17,13 +17,14 @@ import redis.asyncio as aioredis
 from qdrant_client import QdrantClient, models
 
 from enricher.alert import Alert
-from enricher.feedback.store import FeedbackStore, Vote
+from enricher.feedback.store import FeedbackStore
 from enricher.index import schema
 from enricher.index.embedding import Embedder
 from enricher.search.decide import SearchConfig
 from enricher.search.searcher import QUOTE_SCAN_LIMIT, Searcher
 from enricher.settings import Settings
 from tests.conftest import REPO
+from tests.helpers import make_vote
 
 DEFAULT_CONFIG = SearchConfig.from_settings(Settings())
 
@@ -300,13 +301,8 @@ class TestSearchCli:
             client = aioredis.Redis.from_url(redis_url)
             alert = Alert("alertmanager", "firing", "PGReplicaBehind", "postgres", None, "", "")
             try:
-                await FeedbackStore(client, page_ttl_s=60).vote(
-                    Vote(
-                        user="U0ONCALL1", at=1.0, verdict="right", alert_name="PGReplicaBehind",
-                        service="postgres", doc_id=doc, path="postgres/PostgresDiskFull.md",
-                        revision="r", channel="C1", ts="1.1", alert=alert,
-                    )
-                )
+                store = FeedbackStore(client, page_ttl_s=60)
+                await store.vote(make_vote(alert, "postgres/PostgresDiskFull.md"))
             finally:
                 await client.aclose()
 
