@@ -106,8 +106,10 @@ def joined(before: tuple[str, ...], after: tuple[str, ...]) -> int:
 
 def _tracked_total(ids: tuple[str, ...]) -> int:
     tail = ids[-1] if ids else ""
-    if tail.startswith("#"):
-        return int(tail[1:].partition(":")[0] or 0)
+    count = tail[1:].partition(":")[0]
+    # A sender's own fingerprint may start with "#" too: only `#<digits>:` is the count.
+    if tail.startswith("#") and count.isascii() and count.isdigit():
+        return int(count)
     return len(ids)
 
 
