@@ -46,8 +46,8 @@ class Settings(BaseSettings):
     chunk_min_chars: int = Field(default=100, ge=0)
 
     # --- search ---
-    score_threshold: float = Field(default=0.30, ge=0, le=1)
-    global_score_threshold: float = Field(default=0.30, ge=0, le=1)
+    score_threshold: float = Field(default=0.40, ge=0, le=1)
+    global_score_threshold: float = Field(default=0.40, ge=0, le=1)
     stale_after_days: int = Field(default=180, ge=1)
 
     # --- HTTP service ---

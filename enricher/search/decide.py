@@ -59,6 +59,9 @@ class SearchConfig:
     #: "dense" and "sparse" are ablations: one retriever ranks, the model still decides.
     mode: Mode = "hybrid"
     tiers: bool = True
+    #: Where the runbooks are published (RUNBOOK_BASE_URL): a `runbook_url` under it names
+    #: a runbook by its path.
+    runbook_base_url: str | None = None
 
     @classmethod
     def from_settings(cls, settings: Settings) -> SearchConfig:
@@ -66,6 +69,7 @@ class SearchConfig:
             threshold=settings.score_threshold,
             global_threshold=settings.global_score_threshold,
             stale_after_days=settings.stale_after_days,
+            runbook_base_url=settings.runbook_base_url,
         )
 
 

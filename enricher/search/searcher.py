@@ -21,7 +21,7 @@ import time
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import numpy as np
 import structlog
@@ -190,10 +190,9 @@ class Searcher:
     # --- Qdrant reads ---
 
     def _linked(self, url: str, keep: list[models.Condition]) -> dict[str, Any] | None:
-        """The first chunk of the runbook `url` names: its last path segments against the
-        runbook paths, then its last segment against the alert names, case-insensitively
+        """The first chunk of the runbook `url` names (`_url_keys`), case-insensitively
         (`.../runbooks/kubernetes/kubepodcrashlooping` names kubernetes/KubePodCrashLooping.md)."""
-        for key, value in _url_keys(url):
+        for key, value in _url_keys(url, self.config.runbook_base_url):
             condition = models.FieldCondition(key=key, match=models.MatchValue(value=value))
             first = models.FieldCondition(
                 key=schema.F_CHUNK_INDEX, match=models.MatchValue(value=0)
@@ -397,15 +396,21 @@ def _without(doc_id: str | None) -> list[models.Condition]:
     return [models.FieldCondition(key=schema.F_DOC_ID, match=models.MatchValue(value=doc_id))]
 
 
-def _url_keys(url: str) -> list[tuple[str, str]]:
-    """What a runbook link may name, most specific first: the last two path segments as a
-    runbook path, then the last one as an alert name."""
+def _url_keys(url: str, base_url: str | None = None) -> list[tuple[str, str]]:
+    """What a runbook link may name, most specific first: under `base_url`, the rest of the
+    link as a runbook path; then its last two path segments as a runbook path, and its last
+    one as an alert name."""
     try:
-        path = urlsplit(url).path
+        path = unquote(urlsplit(url).path)
+        base = unquote(urlsplit(base_url).path) if base_url else None
     except ValueError:
         return []
-    segments = [s for s in path.lower().removesuffix(".md").split("/") if s]
     keys: list[tuple[str, str]] = []
+    if base_url and base is not None and url.startswith(base_url.rstrip("/")):
+        rest = path.removeprefix(base.rstrip("/")).strip("/")
+        if rest:
+            keys.append((schema.F_PATH_KEY, rest.lower().removesuffix(".md")))
+    segments = [s for s in path.lower().removesuffix(".md").split("/") if s]
     if len(segments) >= 2:
         keys.append((schema.F_PATH_KEY, "/".join(segments[-2:])))
     if segments and (key := name_key(segments[-1])):

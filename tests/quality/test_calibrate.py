@@ -85,7 +85,17 @@ class TestCollectAndSuggest:
     def test_suggest_keeps_every_corpus_within_the_bounds(self, run: calibrate.Run) -> None:
         model: Model = fit(run.examples, {})
         bar = suggest([run], model)
-        if bar is not None:
-            cases, left = at_bar(run, model, bar)
-            assert (cases.false_match_share or 0) <= calibrate.MAX_FALSE_MATCH
-            assert (left.no_match_accuracy or 1) >= calibrate.MIN_LEFT_OUT_NO_MATCH
+        assert bar is not None, "the fixture corpus has a feasible bar"
+        cases, left = at_bar(run, model, bar)
+        assert (cases.false_match_share or 0) <= calibrate.MAX_FALSE_MATCH
+        assert (cases.no_match_accuracy or 1) >= calibrate.MIN_NO_MATCH
+        assert (left.no_match_accuracy or 1) >= calibrate.MIN_LEFT_OUT_NO_MATCH
+        lower = [b for b in calibrate.BARS if b < bar]
+        if lower:  # the bar just below breaks a bound, or buys no recall@1
+            below, below_left = at_bar(run, model, lower[-1])
+            assert (
+                (below.false_match_share or 0) > calibrate.MAX_FALSE_MATCH
+                or (below.no_match_accuracy or 1) < calibrate.MIN_NO_MATCH
+                or (below_left.no_match_accuracy or 1) < calibrate.MIN_LEFT_OUT_NO_MATCH
+                or (below.recall_at_1 or 0) <= (cases.recall_at_1 or 0)
+            )

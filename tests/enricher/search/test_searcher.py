@@ -21,7 +21,7 @@ from enricher.feedback.store import FeedbackStore
 from enricher.index import schema
 from enricher.index.embedding import Embedder
 from enricher.search.decide import SearchConfig
-from enricher.search.searcher import QUOTE_SCAN_LIMIT, Searcher
+from enricher.search.searcher import QUOTE_SCAN_LIMIT, Searcher, _url_keys
 from enricher.settings import Settings
 from tests.conftest import REPO
 from tests.helpers import make_vote
@@ -103,6 +103,21 @@ class TestTiers:
         assert (result.status, result.tier) == ("matched", "runbook_url")
         assert result.matches[0].path == "postgres/PostgresDiskFull.md"
         assert result.unresolved_url is None
+
+    def test_under_the_base_url_the_whole_rest_is_the_path(self) -> None:
+        """RUNBOOK_BASE_URL names runbooks at any depth, percent-encoding undone; the last
+        segments still count after it."""
+        base = "https://docs.example.com/ops/runbooks/"
+        url = base + "team%20a/postgres/PostgresDiskFull.md#mitigation"
+        assert _url_keys(url, base) == [
+            (schema.F_PATH_KEY, "team a/postgres/postgresdiskfull"),
+            (schema.F_PATH_KEY, "postgres/postgresdiskfull"),
+            (schema.F_ALERT_KEYS, "postgresdiskfull"),
+        ]
+        assert _url_keys("https://elsewhere.example.com/a/b", base)[0] == (
+            schema.F_PATH_KEY,
+            "a/b",
+        )
 
     def test_a_runbook_url_to_nothing_indexed_is_noted_and_searched(
         self, searcher: Searcher
