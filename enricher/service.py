@@ -14,14 +14,15 @@ from typing import Any
 
 import redis.asyncio as aioredis
 import structlog
-from qdrant_client import QdrantClient
 from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
 from redis.retry import Retry
 
 from enricher.errors import ConfigError
 from enricher.index import schema
+from enricher.index.connect import open_index
 from enricher.index.embedding import Embedder
+from enricher.index.engine import Index
 from enricher.metrics import Metrics
 from enricher.pipeline.ledger import Ledger
 from enricher.pipeline.pool import AcceptOutcome, Pool
@@ -43,7 +44,7 @@ STOP_GRACE_S = 10.0
 class Services:
     settings: Settings
     embedder: Embedder
-    client: QdrantClient
+    index: Index
     searcher: Searcher
     processor: Processor
     metrics: Metrics
@@ -58,14 +59,16 @@ class Services:
         *,
         delivery: Delivery | None = None,
         embedder: Embedder | None = None,
+        index: Index | None = None,
     ) -> Services:
         """Everything that can be checked before serving is checked here (ConfigError).
 
-        `delivery` and `embedder` can be handed in (tests, benchmarks) to reuse loaded parts.
+        `delivery`, `embedder` and `index` can be handed in (tests, benchmarks) to reuse
+        loaded parts or serve another engine.
         """
         embedder = embedder or Embedder(settings)
-        client = schema.open_client(settings)
-        schema.verify_collection(client, settings.qdrant_collection, embedder.identity)
+        index = index or open_index(settings)
+        schema.verify_collection(index, embedder.identity)
         if not settings.allow_unauthenticated and not (
             settings.alertmanager_auth_configured or settings.pagerduty_auth_configured
         ):
@@ -78,7 +81,7 @@ class Services:
         delivery = delivery or build_delivery(settings)
         metrics = Metrics()
         worker_id = settings.worker_id or socket.gethostname()
-        searcher = build_searcher(settings, client, embedder)
+        searcher = build_searcher(settings, index, embedder)
         processor = Processor(
             searcher=searcher,
             poster=Poster(delivery),
@@ -115,7 +118,7 @@ class Services:
         return cls(
             settings=settings,
             embedder=embedder,
-            client=client,
+            index=index,
             searcher=searcher,
             processor=processor,
             metrics=metrics,
@@ -131,13 +134,14 @@ class Services:
             workers=self.settings.workers,
             redis=self.pool.redis_ok,
             worker_id=self.worker_id,
+            engine=self.index.engine,
         )
 
     async def stop(self) -> None:
         await self.pool.stop(STOP_GRACE_S)
         await self.processor.poster.close()
         await self.redis.aclose()
-        self.client.close()
+        await asyncio.to_thread(self.index.close)
         log.info("service.stopped")
 
     async def accept(self, job: Job) -> AcceptOutcome:
@@ -152,12 +156,7 @@ class Services:
         }
         try:
             await asyncio.wait_for(
-                asyncio.to_thread(
-                    schema.verify_collection,
-                    self.client,
-                    self.settings.qdrant_collection,
-                    self.embedder.identity,
-                ),
+                asyncio.to_thread(schema.verify_collection, self.index, self.embedder.identity),
                 timeout=3,
             )
             checks["qdrant"] = {"ok": True}
@@ -174,3 +173,4 @@ class Services:
             "detail": f"{alive}/{started} running",
         }
         return checks
+

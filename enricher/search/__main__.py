@@ -15,6 +15,7 @@ from pathlib import Path
 from enricher import logs
 from enricher.errors import BadRequest, ConfigError
 from enricher.index import schema
+from enricher.index.connect import open_index
 from enricher.index.embedding import Embedder
 from enricher.search.searcher import build_searcher
 from enricher.settings import load_settings
@@ -40,13 +41,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     try:
         embedder = Embedder(settings)
-        client = schema.open_client(settings)
-        schema.verify_collection(client, settings.qdrant_collection, embedder.identity)
+        index = open_index(settings)
+        schema.verify_collection(index, embedder.identity)
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    result = build_searcher(settings, client, embedder).search(parsed.alert)
-    client.close()
+    try:
+        result = build_searcher(settings, index, embedder).search(parsed.alert)
+    finally:
+        index.close()
     print(json.dumps(result.to_json(), indent=2))
     return 0
 

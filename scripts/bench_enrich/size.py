@@ -14,10 +14,11 @@ from typing import Any, cast
 
 import httpx
 from pydantic import SecretStr
-from qdrant_client import QdrantClient
 
 from enricher.app import create_app
+from enricher.index.connect import open_local_mode
 from enricher.index.embedding import Embedder
+from enricher.index.engine import Index
 from enricher.service import Services
 from enricher.settings import Settings
 from enricher.slack.render import render_message
@@ -27,8 +28,8 @@ from scripts.bench_enrich.summary import summarize
 from scripts.bench_enrich.timing import (
     StampedSlack,
     TimedBotDelivery,
-    TimedClient,
     TimedEmbedder,
+    TimedIndex,
     TimedSearcher,
 )
 from scripts.benchlib import MODELS_DIR, REPO, note
@@ -44,6 +45,8 @@ WARMUP = 5
 @dataclass
 class SizeSetup:
     chunks: int
+    #: "edge" (qdrant-edge, the default engine) or "local" (qdrant-client local mode).
+    engine: str
     alerts: int
     burst: int
     burst_threads: int
@@ -59,7 +62,7 @@ def bench_size(
     books = corpus_for(setup.chunks)
     unindexed = runbooks(len(books) + 200, seed=SEED)[len(books):]
     cached_qdrant, meta = ensure_index(books, embedder, setup.rebuild)
-    qdrant_path = work / f"qdrant-{setup.chunks}"
+    qdrant_path = work / f"qdrant-{setup.chunks}-{setup.engine}"
     shutil.copytree(cached_qdrant, qdrant_path)
     redis_server.flush()
     fake.reset()
@@ -73,11 +76,13 @@ def bench_size(
     # Typed as the real parts: the wrappers delegate every call the service makes.
     timed_embedder = cast(Embedder, TimedEmbedder(embedder))
     delivery = TimedBotDelivery(TOKEN, fake.url)
-    services = Services.build(settings, embedder=timed_embedder, delivery=delivery)
-    searcher = TimedSearcher(cast(QdrantClient, TimedClient(services.client)),
-                             settings.qdrant_collection, timed_embedder, services.searcher.config)
+    index = open_local_mode(qdrant_path, settings.qdrant_collection) \
+        if setup.engine == "local" else None
+    services = Services.build(settings, embedder=timed_embedder, delivery=delivery, index=index)
+    searcher = TimedSearcher(cast(Index, TimedIndex(services.index)), timed_embedder,
+                             services.searcher.config)
     services.searcher = services.processor.searcher = searcher
-    points = services.client.count(settings.qdrant_collection, exact=True).count
+    points = services.index.count()
 
     sequential = alert_bodies(books, unindexed, WARMUP + setup.alerts, start=0)
     burst = alert_bodies(books, unindexed, setup.burst, start=100_000)
@@ -136,3 +141,25 @@ def bench_size(
     return summarize(points, meta, probes, burst_probes, acks, e2e, slack_leg, render_s,
                      burst_result, burst_posted, burst_window, drained, setup.burst_threads,
                      setup.workers, failures)
+
+
+def side_by_side(runs: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """One size's entry: the first engine's result (edge when run), with the local mode's
+    beside it under `local_mode` and local ÷ edge ratios of the headline numbers."""
+    first, *_ = runs.values()
+    entry = {**first, "engine": next(iter(runs))}
+    if "edge" in runs and "local" in runs:
+        edge, local = runs["edge"], runs["local"]
+        entry["local_mode"] = local
+        entry["local_over_edge"] = {
+            "end_to_end_p50": _ratio(local["end_to_end_ms"]["p50"], edge["end_to_end_ms"]["p50"]),
+            "end_to_end_p99": _ratio(local["end_to_end_ms"]["p99"], edge["end_to_end_ms"]["p99"]),
+            "burst_posts_per_s": _ratio(
+                local["burst"]["posts_per_s"], edge["burst"]["posts_per_s"]
+            ),
+        }
+    return entry
+
+
+def _ratio(a: float, b: float) -> float | None:
+    return round(a / b, 2) if b else None
