@@ -10,6 +10,7 @@ import asyncio
 import socket
 import uuid
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import redis.asyncio as aioredis
@@ -33,6 +34,9 @@ from enricher.settings import Settings
 from enricher.slack.delivery import Delivery, build_delivery
 from enricher.slack.posting import Poster
 from enricher.slack.routing import parse_routes
+from ingest.cache import EmbeddingCache, connect
+from ingest.periodic import PeriodicSync
+from ingest.sync import Syncer, SyncOptions
 
 log = structlog.get_logger(__name__)
 
@@ -51,6 +55,7 @@ class Services:
     worker_id: str
     redis: aioredis.Redis
     pool: Pool
+    sync: PeriodicSync | None
 
     @classmethod
     def build(
@@ -68,7 +73,11 @@ class Services:
         """
         embedder = embedder or Embedder(settings)
         index = index or open_index(settings)
-        schema.verify_collection(index, embedder.identity)
+        if settings.runbook_roots:
+            # The service syncs the roots itself: the first sync creates the collection.
+            schema.ensure_collection(index, embedder.identity)
+        else:
+            schema.verify_collection(index, embedder.identity)
         if not settings.allow_unauthenticated and not (
             settings.alertmanager_auth_configured or settings.pagerduty_auth_configured
         ):
@@ -125,20 +134,26 @@ class Services:
             worker_id=worker_id,
             redis=redis_client,
             pool=pool,
+            sync=_periodic_sync(settings, index, embedder, searcher),
         )
 
     async def start(self) -> None:
         await self.pool.start()
+        if self.sync is not None:
+            self.sync.start()
         log.info(
             "service.started",
             workers=self.settings.workers,
             redis=self.pool.redis_ok,
             worker_id=self.worker_id,
             engine=self.index.engine,
+            syncing=list(self.settings.runbook_roots),
         )
 
     async def stop(self) -> None:
         await self.pool.stop(STOP_GRACE_S)
+        if self.sync is not None:
+            await asyncio.to_thread(self.sync.stop, STOP_GRACE_S)
         await self.processor.poster.close()
         await self.redis.aclose()
         await asyncio.to_thread(self.index.close)
@@ -167,6 +182,11 @@ class Services:
             checks["redis"] = {"ok": True}
         except (RedisError, TimeoutError) as exc:
             checks["redis"] = {"ok": False, "detail": f"{type(exc).__name__}: {exc}"[:300]}
+        if self.sync is not None:
+            checks["sync"] = {
+                "ok": self.sync.first_done.is_set() and self.sync.last_error is None,
+                "detail": self.sync.last_error or f"{self.sync.runs} run(s)",
+            }
         alive, started = self.pool.workers_alive()
         checks["workers"] = {
             "ok": alive == started and alive > 0,
@@ -174,3 +194,21 @@ class Services:
         }
         return checks
 
+
+def _periodic_sync(
+    settings: Settings, index: Index, embedder: Embedder, searcher: Searcher
+) -> PeriodicSync | None:
+    if not settings.runbook_roots:
+        return None
+    options = SyncOptions.from_settings(
+        settings, [Path(r) for r in settings.runbook_roots], use_git=settings.sync_use_git
+    )
+
+    def make_syncer() -> Syncer:
+        # A fresh cache per run: one that lost Redis disables itself, and Redis may be back.
+        cache = EmbeddingCache(connect(settings.redis_url), embedder.identity.dense)
+        return Syncer(index, embedder, cache)
+
+    return PeriodicSync(
+        make_syncer, options, settings.sync_interval_s, lambda _report: searcher.refresh()
+    )
