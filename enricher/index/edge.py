@@ -28,6 +28,7 @@ from enricher.errors import ConfigError
 from enricher.index.embedding import SparseVector
 from enricher.index.engine import (
     EVERYTHING,
+    OVERFETCH,
     AnyOf,
     Condition,
     Equals,
@@ -36,6 +37,7 @@ from enricher.index.engine import (
     IndexPoint,
     Record,
     Shape,
+    best_first,
 )
 from enricher.index.schema import DENSE, SPARSE
 
@@ -202,7 +204,7 @@ class EdgeIndex:
     ) -> list[Hit]:
         condition = _filter(flt)
         request = qe.QueryRequest(
-            limit=limit,
+            limit=OVERFETCH * limit,
             prefetches=[
                 qe.Prefetch(
                     limit=limit,
@@ -220,17 +222,17 @@ class EdgeIndex:
             with_payload=True,
             with_vector=[DENSE],
         )
-        return [_hit(p) for p in self.shard.query(request)]
+        return best_first(map(_hit, self.shard.query(request)), limit)
 
     def sparse_search(self, sparse: SparseVector, flt: Filter, *, limit: int) -> list[Hit]:
         request = qe.QueryRequest(
-            limit=limit,
+            limit=OVERFETCH * limit,
             query=qe.Query.Nearest(_sparse(sparse), using=SPARSE),
             filter=_filter(flt),
             with_payload=True,
             with_vector=False,
         )
-        return [_hit(p) for p in self.shard.query(request)]
+        return best_first(map(_hit, self.shard.query(request)), limit)
 
     def optimize(self) -> None:
         self.shard.optimize()

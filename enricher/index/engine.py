@@ -17,7 +17,7 @@ by filter, and a small metadata document kept with the index (model identity, co
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -83,6 +83,22 @@ class Hit:
     dense: Sequence[float] = field(default=())
 
 
+#: How many more hits than asked for a query reads before cutting to the limit: enough to
+#: hold every chunk the fused query ranks (two prefetches of `limit` each).
+OVERFETCH = 2
+
+
+def best_first(hits: Iterable[Hit], limit: int) -> list[Hit]:
+    """The `limit` best hits, equal scores ordered by point id.
+
+    Engines order equal scores each their own way; qdrant-edge even differently from one
+    call to the next (segments are searched in parallel). RRF scores tie often (rank 3 in
+    one retriever only equals rank 3 in the other), so without this the last candidates
+    of a pool, and the leads a page names, would depend on the engine and on chance.
+    """
+    return sorted(hits, key=lambda h: (-h.score, h.id))[:limit]
+
+
 @dataclass(frozen=True)
 class Shape:
     """What the stored vectors are, as the engine reports it."""
@@ -145,10 +161,12 @@ class Index(Protocol):
         limit: int,
         rrf_k: int,
     ) -> list[Hit]:
-        """Dense and sparse prefetch (each `limit` wide, both filtered) fused by RRF(k), with
-        payloads and the dense vectors of the hits (fused scores are ranks, not similarities)."""
+        """Dense and sparse prefetch (each `limit` wide, both filtered) fused by RRF(k): the
+        `limit` best (`best_first`), with payloads and dense vectors (fused scores are
+        ranks, not similarities)."""
 
-    def sparse_search(self, sparse: SparseVector, flt: Filter, *, limit: int) -> list[Hit]: ...
+    def sparse_search(self, sparse: SparseVector, flt: Filter, *, limit: int) -> list[Hit]:
+        """The `limit` best chunks by BM25 (`best_first`)."""
 
     def optimize(self) -> None:
         """Build the engine's search indexes now (edge: HNSW; a server does it itself)."""

@@ -12,6 +12,7 @@ from qdrant_client import QdrantClient, models
 from enricher.index.embedding import SparseVector
 from enricher.index.engine import (
     EVERYTHING,
+    OVERFETCH,
     AnyOf,
     Condition,
     Equals,
@@ -20,6 +21,7 @@ from enricher.index.engine import (
     IndexPoint,
     Record,
     Shape,
+    best_first,
 )
 from enricher.index.schema import DENSE, SPARSE
 
@@ -164,11 +166,11 @@ class ServerIndex:
                 models.Prefetch(query=_sparse(sparse), using=SPARSE, limit=limit, filter=condition),
             ],
             query=models.RrfQuery(rrf=models.Rrf(k=rrf_k)),
-            limit=limit,
+            limit=OVERFETCH * limit,
             with_payload=True,
             with_vectors=[DENSE],
         )
-        return [_hit(p) for p in response.points]
+        return best_first(map(_hit, response.points), limit)
 
     def sparse_search(self, sparse: SparseVector, flt: Filter, *, limit: int) -> list[Hit]:
         response = self.client.query_points(
@@ -176,10 +178,10 @@ class ServerIndex:
             query=_sparse(sparse),
             using=SPARSE,
             query_filter=_filter(flt),
-            limit=limit,
+            limit=OVERFETCH * limit,
             with_payload=True,
         )
-        return [_hit(p) for p in response.points]
+        return best_first(map(_hit, response.points), limit)
 
     def optimize(self) -> None:
         """A server builds its indexes in the background; nothing to do here."""

@@ -230,10 +230,10 @@ class TestSameRankings:
         """On all golden cases the two engines give the same decision, matches (with their
         scores), leads, and the same top three candidates with their probabilities.
 
-        Further down they may differ: where chunks tie on the fused RRF score at the
-        prefetch limit, each engine breaks the tie its own way, so the pool's last few
-        chunks differ, and with them candidates of near-zero probability that no page
-        shows (measured: positions 4 and 5 in 7 of the 258 cases)."""
+        Ties are broken by point id on both (engine.best_first). Further down the two may
+        still differ: their BM25 scores differ in the seventh digit (float32 arithmetic),
+        which can reorder chunks at the edge of the pool. Measured: 2 of the 258 cases,
+        from the fourth candidate on, at probability 0, which no page shows."""
         cases, errors = load_cases(REPO / "golden" / "cases.jsonl")
         assert not errors and cases
         differ = []
