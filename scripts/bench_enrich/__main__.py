@@ -54,6 +54,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--drain-timeout", type=float, default=120,
                         help="seconds to wait for the burst to be posted")
     parser.add_argument("--rebuild", action="store_true", help="ignore cached indexes")
+    parser.add_argument("--sync-interval", type=float, default=10,
+                        help="edge: the service syncs the corpus folder every N s and one "
+                             "runbook is edited during the burst (0: off)")
     parser.add_argument("--engines", default="edge,local",
                         help="engines per size: edge (qdrant-edge, the default) and/or local "
                              "(qdrant-client local mode, for comparison)")
@@ -84,7 +87,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 runs = {
                     engine: bench_size(
                         SizeSetup(chunks, engine, args.alerts, args.burst, args.burst_threads,
-                                  args.workers, args.drain_timeout, args.rebuild),
+                                  args.workers, args.drain_timeout, args.rebuild,
+                                  args.sync_interval),
                         embedder, redis_server, fake, Path(tmp))
                     for engine in args.engines.split(",")
                 }
