@@ -36,7 +36,7 @@ from enricher.slack.posting import Poster
 from enricher.slack.routing import parse_routes
 from ingest.cache import EmbeddingCache, connect
 from ingest.periodic import PeriodicSync
-from ingest.sync import Syncer, SyncOptions
+from ingest.sync import Syncer, SyncMemo, SyncOptions
 
 log = structlog.get_logger(__name__)
 
@@ -204,10 +204,12 @@ def _periodic_sync(
         settings, [Path(r) for r in settings.runbook_roots], use_git=settings.sync_use_git
     )
 
+    memo = SyncMemo()
+
     def make_syncer() -> Syncer:
         # A fresh cache per run: one that lost Redis disables itself, and Redis may be back.
         cache = EmbeddingCache(connect(settings.redis_url), embedder.identity.dense)
-        return Syncer(index, embedder, cache)
+        return Syncer(index, embedder, cache, memo)
 
     return PeriodicSync(
         make_syncer, options, settings.sync_interval_s, lambda _report: searcher.refresh()

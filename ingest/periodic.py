@@ -9,8 +9,9 @@ optimized here (HNSW takes seconds with the GIL held); see docs/PERFORMANCE.md.
 The Redis embedding cache and the hash plan keep a re-sync of unchanged runbooks from
 embedding anything, but reading, parsing and chunking every runbook still costs Python time
 (about 8 s at 1,500 runbooks here) that competes with the serving threads for the GIL. So a
-run is skipped while no markdown file under the roots changed its size or mtime. A git
-commit that leaves the bytes as they were refreshes the revision at the next real change.
+run is skipped while no markdown file under the roots changed its size or mtime, and a run
+reads and chunks only the files that changed (ingest.sync.SyncMemo). A git commit that
+leaves the bytes as they were refreshes the revision at the next real change.
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ from ingest.cache import EmbeddingCache
 from ingest.chunking import actionable, chunk_markdown, embed_text
 from ingest.document import Chunk, Document, SourceError
 from ingest.plan import Indexed, Plan, make_plan
-from ingest.sources import scan_root
+from ingest.sources import DocumentMemo, scan_root
 
 log = structlog.get_logger(__name__)
 
@@ -172,16 +172,29 @@ def payload_for(
     }
 
 
+@dataclass
+class SyncMemo:
+    """What a long-running sync (ingest.periodic) keeps between runs, so that a file that did
+    not change is neither read nor chunked again: at 1,500 runbooks that is about 8 s of
+    Python per run here, beside the serving threads."""
+
+    documents: DocumentMemo = field(default_factory=dict)
+    #: Chunks by indexed document hash (content, chunking settings and recipe).
+    chunks: dict[str, tuple[Chunk, ...]] = field(default_factory=dict)
+
+
 class Syncer:
     def __init__(
         self,
         index: Index,
         embedder: Embedder,
         cache: EmbeddingCache,
+        memo: SyncMemo | None = None,
     ) -> None:
         self.index = index
         self.embedder = embedder
         self.cache = cache
+        self.memo = memo
 
     def run(self, options: SyncOptions, progress: Progress | None = None) -> SyncReport:
         # Checked before reading sources so a model mismatch writes nothing at all.
@@ -190,26 +203,18 @@ class Syncer:
         documents: list[Document] = []
         sources: set[str] = set()
         for root in options.roots:
-            scan = scan_root(root, use_git=options.use_git)
+            memo = self.memo.documents if self.memo is not None else None
+            scan = scan_root(root, use_git=options.use_git, memo=memo)
             documents.extend(scan.documents)
             report.errors.extend(scan.errors)
             sources.add(root.resolve().name)
         for error in report.errors:
             log.error("ingest.source_error", path=error.path, reason=error.reason)
 
-        chunked = [
-            (
-                replace(doc, doc_hash=_indexed_hash(doc, options)),
-                tuple(
-                    chunk_markdown(
-                        doc.body,
-                        max_chars=options.chunk_max_chars,
-                        min_chars=options.chunk_min_chars,
-                    )
-                ),
-            )
-            for doc in documents
-        ]
+        chunked = [self._chunked(doc, options) for doc in documents]
+        if self.memo is not None:
+            current = {doc.doc_hash for doc, _ in chunked}
+            self.memo.chunks = {h: c for h, c in self.memo.chunks.items() if h in current}
         plan = make_plan(chunked, read_indexed(self.index), sources)
         report.skipped = len(plan.unchanged)
         self._upsert(plan, report, progress)
@@ -227,6 +232,20 @@ class Syncer:
             self._prune(plan, report)
         self._store_stats()
         return report
+
+    def _chunked(self, doc: Document, options: SyncOptions) -> tuple[Document, tuple[Chunk, ...]]:
+        indexed = replace(doc, doc_hash=_indexed_hash(doc, options))
+        known = self.memo.chunks.get(indexed.doc_hash) if self.memo is not None else None
+        if known is not None:
+            return indexed, known
+        chunks = tuple(
+            chunk_markdown(
+                doc.body, max_chars=options.chunk_max_chars, min_chars=options.chunk_min_chars
+            )
+        )
+        if self.memo is not None:
+            self.memo.chunks[indexed.doc_hash] = chunks
+        return indexed, chunks
 
     def _upsert(self, plan: Plan, report: SyncReport, progress: Progress | None) -> None:
         pending = [(doc, chunk) for doc, chunks in plan.upsert for chunk in chunks]

@@ -22,7 +22,7 @@ from enricher.index.engine import EVERYTHING, Index
 from enricher.settings import Settings
 from ingest import sync as sync_module
 from ingest.cache import EmbeddingCache, connect
-from ingest.sync import Syncer, SyncOptions, SyncReport
+from ingest.sync import Syncer, SyncMemo, SyncOptions, SyncReport
 from scripts.local_redis import free_port
 
 REPO = Path(__file__).resolve().parents[2]
@@ -392,6 +392,29 @@ class TestCli:
         assert bad.returncode == 1
         assert "postgres/Empty.md" in bad.stderr
         assert "skipped 2 unchanged" in bad.stdout
+
+
+class TestMemo:
+    def test_a_memo_skips_unchanged_files_and_still_sees_edits(
+        self, corpus: Path, index: Index, settings: Settings, embedder: Embedder
+    ) -> None:
+        """With the memo of a long-running sync, an unchanged file is not read again, and an
+        edited one is (its size and mtime moved)."""
+        memo = SyncMemo()
+        cache = EmbeddingCache(connect(settings.redis_url), embedder.identity.dense)
+        syncer = Syncer(index, embedder, cache, memo)
+        assert sync(syncer, corpus).indexed_docs == 2
+        assert len(memo.documents) == 2 and len(memo.chunks) == 2
+        remembered = dict(memo.documents)
+        assert sync(syncer, corpus).skipped == 2
+        assert memo.documents == remembered
+        path = corpus / "postgres/PostgresDiskFull.md"
+        path.write_text(path.read_text() + "\n\nAlso check the WAL volume.\n")
+        report = sync(syncer, corpus)
+        assert (report.indexed_docs, report.skipped) == (1, 1)
+        points, _ = index.scroll(EVERYTHING, 1000)
+        assert any("WAL volume" in str(p.payload["text"]) for p in points)
+        assert len(memo.documents) == 2 and len(memo.chunks) == 2
 
 
 class TestChunkSettings:
