@@ -10,11 +10,11 @@ import asyncio
 import socket
 import uuid
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import redis.asyncio as aioredis
 import structlog
-from qdrant_client import QdrantClient
 from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
 from redis.retry import Retry
@@ -22,7 +22,9 @@ from redis.retry import Retry
 from enricher.errors import ConfigError
 from enricher.feedback.loop import FeedbackLoop
 from enricher.index import schema
+from enricher.index.connect import open_index
 from enricher.index.embedding import Embedder
+from enricher.index.engine import Index
 from enricher.metrics import Metrics
 from enricher.pipeline.ledger import Ledger
 from enricher.pipeline.pool import AcceptOutcome, Pool
@@ -33,6 +35,9 @@ from enricher.settings import Settings
 from enricher.slack.delivery import Delivery, build_delivery
 from enricher.slack.posting import Poster
 from enricher.slack.routing import parse_routes
+from ingest.cache import EmbeddingCache, connect
+from ingest.periodic import PeriodicSync
+from ingest.sync import Syncer, SyncMemo, SyncOptions
 
 log = structlog.get_logger(__name__)
 
@@ -44,7 +49,7 @@ STOP_GRACE_S = 10.0
 class Services:
     settings: Settings
     embedder: Embedder
-    client: QdrantClient
+    index: Index
     searcher: Searcher
     processor: Processor
     metrics: Metrics
@@ -52,6 +57,7 @@ class Services:
     redis: aioredis.Redis
     pool: Pool
     feedback: FeedbackLoop
+    sync: PeriodicSync | None
 
     @classmethod
     def build(
@@ -60,14 +66,20 @@ class Services:
         *,
         delivery: Delivery | None = None,
         embedder: Embedder | None = None,
+        index: Index | None = None,
     ) -> Services:
         """Everything that can be checked before serving is checked here (ConfigError).
 
-        `delivery` and `embedder` can be handed in (tests, benchmarks) to reuse loaded parts.
+        `delivery`, `embedder` and `index` can be handed in (tests, benchmarks) to reuse
+        loaded parts or serve another engine.
         """
         embedder = embedder or Embedder(settings)
-        client = schema.open_client(settings)
-        schema.verify_collection(client, settings.qdrant_collection, embedder.identity)
+        index = index or open_index(settings)
+        if settings.runbook_roots:
+            # The service syncs the roots itself: the first sync creates the collection.
+            schema.ensure_collection(index, embedder.identity)
+        else:
+            schema.verify_collection(index, embedder.identity)
         if not settings.allow_unauthenticated and not (
             settings.alertmanager_auth_configured or settings.pagerduty_auth_configured
         ):
@@ -80,7 +92,7 @@ class Services:
         delivery = delivery or build_delivery(settings)
         metrics = Metrics()
         worker_id = settings.worker_id or socket.gethostname()
-        searcher = build_searcher(settings, client, embedder)
+        searcher = build_searcher(settings, index, embedder)
         # redis-py's from_url has no retry policy: one retry lets a stale pooled connection
         # reconnect after a Redis restart instead of failing the first command.
         redis_client = aioredis.Redis.from_url(
@@ -121,7 +133,7 @@ class Services:
         return cls(
             settings=settings,
             embedder=embedder,
-            client=client,
+            index=index,
             searcher=searcher,
             processor=processor,
             metrics=metrics,
@@ -129,24 +141,31 @@ class Services:
             redis=redis_client,
             pool=pool,
             feedback=feedback,
+            sync=_periodic_sync(settings, index, embedder, searcher),
         )
 
     async def start(self) -> None:
         await self.pool.start()
         await self.feedback.start()
+        if self.sync is not None:
+            self.sync.start()
         log.info(
             "service.started",
             workers=self.settings.workers,
             redis=self.pool.redis_ok,
             worker_id=self.worker_id,
+            engine=self.index.engine,
+            syncing=list(self.settings.runbook_roots),
         )
 
     async def stop(self) -> None:
         await self.pool.stop(STOP_GRACE_S)
+        if self.sync is not None:
+            await asyncio.to_thread(self.sync.stop, STOP_GRACE_S)
         await self.feedback.stop()
         await self.processor.poster.close()
         await self.redis.aclose()
-        self.client.close()
+        await asyncio.to_thread(self.index.close)
         log.info("service.stopped")
 
     async def accept(self, job: Job) -> AcceptOutcome:
@@ -161,12 +180,7 @@ class Services:
         }
         try:
             await asyncio.wait_for(
-                asyncio.to_thread(
-                    schema.verify_collection,
-                    self.client,
-                    self.settings.qdrant_collection,
-                    self.embedder.identity,
-                ),
+                asyncio.to_thread(schema.verify_collection, self.index, self.embedder.identity),
                 timeout=3,
             )
             checks["qdrant"] = {"ok": True}
@@ -177,9 +191,35 @@ class Services:
             checks["redis"] = {"ok": True}
         except (RedisError, TimeoutError) as exc:
             checks["redis"] = {"ok": False, "detail": f"{type(exc).__name__}: {exc}"[:300]}
+        if self.sync is not None:
+            checks["sync"] = {
+                "ok": self.sync.first_done.is_set() and self.sync.last_error is None,
+                "detail": self.sync.last_error or f"{self.sync.runs} run(s)",
+            }
         alive, started = self.pool.workers_alive()
         checks["workers"] = {
             "ok": alive == started and alive > 0,
             "detail": f"{alive}/{started} running",
         }
         return checks
+
+
+def _periodic_sync(
+    settings: Settings, index: Index, embedder: Embedder, searcher: Searcher
+) -> PeriodicSync | None:
+    if not settings.runbook_roots:
+        return None
+    options = SyncOptions.from_settings(
+        settings, [Path(r) for r in settings.runbook_roots], use_git=settings.sync_use_git
+    )
+
+    memo = SyncMemo()
+
+    def make_syncer() -> Syncer:
+        # A fresh cache per run: one that lost Redis disables itself, and Redis may be back.
+        cache = EmbeddingCache(connect(settings.redis_url), embedder.identity.dense)
+        return Syncer(index, embedder, cache, memo)
+
+    return PeriodicSync(
+        make_syncer, options, settings.sync_interval_s, lambda _report: searcher.refresh()
+    )

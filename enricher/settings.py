@@ -44,6 +44,12 @@ class Settings(BaseSettings):
     # --- ingest ---
     chunk_max_chars: int = Field(default=1500, ge=200)
     chunk_min_chars: int = Field(default=100, ge=0)
+    #: Runbook folders the service syncs itself (comma separated), at startup and every
+    #: SYNC_INTERVAL_S. Empty: the service only reads what `python -m ingest` indexed.
+    runbook_roots: CommaList = ()
+    sync_interval_s: float = Field(default=60.0, ge=1)
+    #: Read git metadata (revision, last commit date) of the runbook roots when syncing.
+    sync_use_git: bool = True
 
     # --- search ---
     score_threshold: float = Field(default=0.40, ge=0, le=1)
@@ -119,6 +125,7 @@ class Settings(BaseSettings):
         "alertmanager_bearer_tokens",
         "alertmanager_basic_auth",
         "pagerduty_signing_secrets",
+        "runbook_roots",
         mode="before",
     )
     @classmethod

@@ -13,7 +13,7 @@ import structlog
 
 from enricher import logs
 from enricher.errors import ConfigError
-from enricher.index import schema
+from enricher.index.connect import open_index
 from enricher.index.embedding import Embedder
 from enricher.settings import load_settings
 from ingest.cache import EmbeddingCache, connect
@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         settings = load_settings()
         embedder = Embedder(settings)
-        client = schema.open_client(settings)
+        index = open_index(settings)
     except ConfigError as exc:
         log.error("ingest.config_error", error=str(exc))
         return 2
@@ -66,14 +66,15 @@ def main(argv: list[str] | None = None) -> int:
         settings, args.root, use_git=not args.no_git, prune=not args.no_prune
     )
     try:
-        report = Syncer(client, settings.qdrant_collection, embedder, cache).run(
-            options, progress=_progress_bar()
-        )
+        report = Syncer(index, embedder, cache).run(options, progress=_progress_bar())
+        # This process owns the shard alone, so it can spend the seconds (GIL held) that
+        # building HNSW takes; a serving process never does (ingest.periodic).
+        index.optimize()
     except ConfigError as exc:
         log.error("ingest.config_error", error=str(exc))
         return 2
     finally:
-        client.close()
+        index.close()
     print(report.summary(), flush=True)
     return 1 if report.errors else 0
 

@@ -59,8 +59,16 @@ class _GitState:
     web: str | None = None
 
 
-def scan_root(root: Path, *, use_git: bool = True) -> Scan:
-    """Read every ``*.md`` under ``root``; git metadata is used when ``root`` is in a work tree."""
+#: Documents already read, by what they were read from: (root, path, size, mtime_ns, git
+#: blob, git date, web URL). A long-running sync passes the same memo to every scan.
+DocumentMemo = dict[tuple[str, str, int, int, str, str, str], Document]
+
+
+def scan_root(root: Path, *, use_git: bool = True, memo: DocumentMemo | None = None) -> Scan:
+    """Read every ``*.md`` under ``root``; git metadata is used when ``root`` is in a work tree.
+
+    With `memo`, a file whose size, mtime and git state are as when it was last read is not
+    read again (the memo keeps the entries of this scan's files only)."""
     if not root.is_dir():
         problem = "is not a directory" if root.exists() else "does not exist"
         reason = f"runbook root {problem}"
@@ -70,13 +78,36 @@ def scan_root(root: Path, *, use_git: bool = True) -> Scan:
     paths = _markdown_files(base, errors)
     git = _git_state(base) if use_git else _GitState()
     documents: list[Document] = []
+    seen: DocumentMemo = {}
     for rel in paths:
-        result = _read_document(base, rel, git)
+        key = _memo_key(base, rel, git) if memo is not None else None
+        known = memo.get(key) if memo is not None and key is not None else None
+        result = known or _read_document(base, rel, git)
         if isinstance(result, SourceError):
             errors.append(result)
-        else:
-            documents.append(result)
+            continue
+        documents.append(result)
+        if key is not None:
+            seen[key] = result
+    if memo is not None:
+        for key in [k for k in memo if k[0] == str(base) and k not in seen]:
+            del memo[key]
+        memo.update(seen)
     return Scan(documents=tuple(documents), errors=tuple(errors))
+
+
+def _memo_key(
+    base: Path, rel: str, git: _GitState
+) -> tuple[str, str, int, int, str, str, str] | None:
+    try:
+        stat = (base / rel).stat()
+    except OSError:  # _read_document reports it
+        return None
+    date = git.dates.get(rel)
+    return (
+        str(base), rel, stat.st_size, stat.st_mtime_ns, git.blobs.get(rel, ""),
+        date.isoformat() if date else "", git.web or "",
+    )
 
 
 def _markdown_files(base: Path, errors: list[SourceError]) -> list[str]:

@@ -40,12 +40,13 @@ from types import TracebackType
 from typing import Any
 
 import structlog
-from qdrant_client import QdrantClient
 
 from enricher import logs
 from enricher.errors import ConfigError
 from enricher.index import schema
+from enricher.index.connect import open_index
 from enricher.index.embedding import Embedder
+from enricher.index.engine import EVERYTHING
 from enricher.search.confidence import Model
 from enricher.search.decide import Ranking, SearchConfig
 from enricher.search.feedback import NO_FEEDBACK, Tallies
@@ -91,44 +92,40 @@ class EvalIndex:
             }
         )
         self.embedder = embedder or Embedder(settings)
-        self.client = QdrantClient(path=self._tmp.name)
+        self.index = open_index(self.settings)
         cache = EmbeddingCache(connect(settings.redis_url), self.embedder.identity.dense)
         options = SyncOptions.from_settings(settings, [corpus], use_git=False, prune=False)
         try:
-            self.sync: SyncReport = Syncer(self.client, COLLECTION, self.embedder, cache).run(
-                options
-            )
-            points, _ = self.client.scroll(
-                COLLECTION,
-                limit=1_000_000,
-                with_payload=[schema.F_PATH, schema.F_DOC_ID, schema.F_ACTIONABLE],
-                with_vectors=False,
+            self.sync: SyncReport = Syncer(self.index, self.embedder, cache).run(options)
+            points, _ = self.index.scroll(
+                EVERYTHING,
+                1_000_000,
+                fields=[schema.F_PATH, schema.F_DOC_ID, schema.F_ACTIONABLE],
             )
         except BaseException:
             self.close()
             raise
-        self.paths = frozenset(str((p.payload or {})[schema.F_PATH]) for p in points)
+        self.paths = frozenset(str(p.payload[schema.F_PATH]) for p in points)
         #: Paths of the runbooks with a section that says what to do.
         self.actionable = frozenset(
-            str((p.payload or {})[schema.F_PATH])
+            str(p.payload[schema.F_PATH])
             for p in points
-            if (p.payload or {}).get(schema.F_ACTIONABLE) == schema.Actionable.HEADING
+            if p.payload.get(schema.F_ACTIONABLE) == schema.Actionable.HEADING
         )
         #: Doc id by path, to leave a case's runbook out of its own search.
         self.doc_ids = {
-            str((p.payload or {})[schema.F_PATH]): str((p.payload or {})[schema.F_DOC_ID])
-            for p in points
+            str(p.payload[schema.F_PATH]): str(p.payload[schema.F_DOC_ID]) for p in points
         }
 
     def searcher(self, config: SearchConfig | None = None, model: Model | None = None) -> Searcher:
         """The webhook's searcher (configured from settings), or one with `config`/`model`."""
         if config is None and model is None:
-            return build_searcher(self.settings, self.client, self.embedder)
+            return build_searcher(self.settings, self.index, self.embedder)
         config = config or SearchConfig.from_settings(self.settings)
-        return Searcher(self.client, COLLECTION, self.embedder, config, model)
+        return Searcher(self.index, self.embedder, config, model)
 
     def close(self) -> None:
-        self.client.close()
+        self.index.close()
         self._tmp.cleanup()
 
     def __enter__(self) -> EvalIndex:

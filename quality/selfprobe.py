@@ -29,6 +29,7 @@ import numpy as np
 from enricher.alert import Alert
 from enricher.errors import ConfigError
 from enricher.index import schema
+from enricher.index.engine import EVERYTHING
 from enricher.settings import Settings
 from quality.eval import EvalIndex
 
@@ -64,10 +65,8 @@ def probe_alert(text: str) -> Alert:
 
 def descriptions(index: EvalIndex) -> dict[str, str]:
     """Doc id -> the first paragraph of its first section with enough text."""
-    points, _ = index.client.scroll(
-        index.settings.qdrant_collection, limit=1_000_000, with_payload=True, with_vectors=False
-    )
-    chunks = sorted((p.payload or {} for p in points), key=lambda p: p[schema.F_CHUNK_INDEX])
+    points, _ = index.index.scroll(EVERYTHING, 1_000_000)
+    chunks = sorted((p.payload for p in points), key=lambda p: p[schema.F_CHUNK_INDEX])
     found: dict[str, str] = {}
     for payload in chunks:
         doc = str(payload[schema.F_DOC_ID])

@@ -25,7 +25,7 @@ import uvicorn
 
 from enricher import logs
 from enricher.app import create_app
-from enricher.index import schema
+from enricher.index.connect import open_index
 from enricher.index.embedding import Embedder
 from enricher.service import Services
 from enricher.settings import Settings
@@ -62,16 +62,13 @@ def wait_for_messages(
 
 
 def index_samples(settings: Settings, embedder: Embedder) -> None:
-    client = schema.open_client(settings)
+    index = open_index(settings)
     try:
         report = Syncer(
-            client,
-            settings.qdrant_collection,
-            embedder,
-            EmbeddingCache(connect(settings.redis_url), embedder.identity.dense),
+            index, embedder, EmbeddingCache(connect(settings.redis_url), embedder.identity.dense)
         ).run(SyncOptions.from_settings(settings, [REPO / "golden" / "runbooks"], use_git=False))
     finally:
-        client.close()
+        index.close()
     print(f"ingest: {report.summary()}\n")
 
 

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# `make run`: the product on embedded defaults. A private redis-server, the sample runbooks
-# ingested into ./data/qdrant, the webhooks on 127.0.0.1:8080, Slack messages printed to stdout.
+# `make run`: the product on embedded defaults. A private redis-server, the webhooks on
+# 127.0.0.1:8080, Slack messages printed to stdout. The service syncs the sample runbooks
+# into its qdrant-edge shard under ./data/qdrant itself, at start and every SYNC_INTERVAL_S,
+# so an edit to golden/runbooks reaches search without a restart.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -9,6 +11,7 @@ REDIS_PORT=${REDIS_PORT:-6399}
 export REDIS_URL=${REDIS_URL:-redis://127.0.0.1:$REDIS_PORT/0}
 export ALLOW_UNAUTHENTICATED=${ALLOW_UNAUTHENTICATED:-true}
 export HOST=${HOST:-127.0.0.1} PORT=${PORT:-8080}
+export RUNBOOK_ROOTS=${RUNBOOK_ROOTS:-golden/runbooks} SYNC_INTERVAL_S=${SYNC_INTERVAL_S:-10}
 
 mkdir -p data/redis
 if ! redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1; then
@@ -17,7 +20,5 @@ if ! redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1; then
     echo "run: started redis-server on 127.0.0.1:$REDIS_PORT (data/redis; stop: make stop)" >&2
 fi
 
-# Piped, so ingest's progress bar (drawn only on a terminal) stays out of the service's log.
-.venv/bin/python -m ingest --root "${RUNBOOKS_DIR:-golden/runbooks}" 2>&1 | cat >&2
-echo "run: serving on http://$HOST:$PORT; Slack messages are printed below. Try the curl example in README.md" >&2
+echo "run: serving on http://$HOST:$PORT, syncing $RUNBOOK_ROOTS every ${SYNC_INTERVAL_S}s; Slack messages are printed below. Try the curl example in README.md" >&2
 exec .venv/bin/python -m enricher

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from enricher.index import schema
+from enricher.index.connect import open_index, open_local_mode
 from enricher.index.embedding import Embedder
+from enricher.index.engine import Index
 from enricher.settings import Settings
 from ingest.cache import EmbeddingCache
 from ingest.sync import Syncer, SyncOptions
@@ -58,19 +59,33 @@ def fake_slack() -> Iterator[FakeSlack]:
         yield fake
 
 
+ENGINES = ("edge", "local")
+
+
+def open_engine(engine: str, qdrant_path: Path) -> Index:
+    """The golden collection in a QDRANT_PATH folder, on qdrant-edge (the default engine)
+    or on qdrant-client's local mode (the stand-in for a Qdrant server)."""
+    collection = Settings().qdrant_collection
+    if engine == "local":
+        return open_local_mode(qdrant_path, collection)
+    return open_index(Settings(qdrant_path=qdrant_path))
+
+
 @pytest.fixture(scope="session")
 def golden_index(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder) -> Path:
-    """golden/runbooks indexed once into an embedded Qdrant folder (copy it before use:
-    embedded Qdrant allows one client per folder)."""
+    """golden/runbooks indexed once into a QDRANT_PATH folder that holds it on both engines
+    (copy it before use: each engine allows one handle per folder). It is synced into
+    local mode, the layout of releases before qdrant-edge, and the upgrade path
+    (enricher.index.connect) copies it into the edge shard, as it would on upgrade."""
     path = tmp_path_factory.mktemp("golden-qdrant")
-    settings = Settings(models_dir=MODELS_DIR, qdrant_path=path)
-    client = schema.open_client(settings)
+    local = open_engine("local", path)
     try:
-        Syncer(client, settings.qdrant_collection, embedder, EmbeddingCache(None, "none")).run(
+        Syncer(local, embedder, EmbeddingCache(None, "none")).run(
             SyncOptions.from_settings(Settings(), [REPO / "golden" / "runbooks"], use_git=False)
         )
     finally:
-        client.close()
+        local.close()
+    open_engine("edge", path).close()
     return path
 
 

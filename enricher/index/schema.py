@@ -1,24 +1,21 @@
 """The index contract: collection schema, vector names, payload fields and point ids.
 
 `ingest` writes what `enricher` reads, so this module is the only place that knows how a
-chunk is stored. The model identity is kept in the collection's metadata and checked before
-anything is read or written: vectors from two models must never share a collection.
+chunk is stored. The model identity is kept in the collection's metadata (enricher.index.
+engine.Index.metadata) and checked before anything is read or written: vectors from two
+models must never share a collection.
 """
 
 from __future__ import annotations
 
 import uuid
-import warnings
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from qdrant_client import QdrantClient, models
-
 from enricher.errors import ConfigError
 from enricher.index.embedding import ModelIdentity
+from enricher.index.engine import Index
 from enricher.index.stats import CorpusStats
-from enricher.settings import Settings
 
 DENSE = "dense"
 SPARSE = "bm25"
@@ -88,24 +85,7 @@ def point_id(doc_id: str, chunk_index: int) -> str:
     return str(uuid.uuid5(_POINT_NAMESPACE, f"{doc_id}#{chunk_index}"))
 
 
-def open_client(settings: Settings) -> QdrantClient:
-    if settings.qdrant_url:
-        api_key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
-        return QdrantClient(
-            url=settings.qdrant_url, api_key=api_key, timeout=int(settings.qdrant_timeout_s)
-        )
-    settings.qdrant_path.mkdir(parents=True, exist_ok=True)
-    try:
-        return QdrantClient(path=str(settings.qdrant_path))
-    except RuntimeError as exc:  # portalocker: another process holds the embedded store
-        raise ConfigError(
-            f"embedded Qdrant at {settings.qdrant_path} is locked by another process "
-            "(only one process may open it: stop the server before running ingest, or set "
-            "QDRANT_URL to use a Qdrant server)"
-        ) from exc
-
-
-def _metadata(identity: ModelIdentity) -> dict[str, Any]:
+def identity_metadata(identity: ModelIdentity) -> dict[str, Any]:
     return {
         "schema": SCHEMA_VERSION,
         "embed_model": identity.dense,
@@ -119,74 +99,59 @@ class CollectionState:
     created: bool
 
 
-def ensure_collection(client: QdrantClient, name: str, identity: ModelIdentity) -> CollectionState:
+def ensure_collection(index: Index, identity: ModelIdentity) -> CollectionState:
     """Create the collection if missing, else verify it was built with the same models."""
-    if not client.collection_exists(name):
-        client.create_collection(
-            collection_name=name,
-            vectors_config={
-                DENSE: models.VectorParams(size=identity.dense_dim, distance=models.Distance.COSINE)
-            },
-            sparse_vectors_config={
-                # IDF is computed by Qdrant; without the modifier the scores are not BM25.
-                SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)
-            },
-            metadata=_metadata(identity),
-        )
-        _ensure_payload_indexes(client, name, KEYWORD_INDEXES)
+    if not index.exists():
+        index.create(identity.dense_dim)
+        for field in KEYWORD_INDEXES:
+            index.create_keyword_index(field)
+        index.update_metadata(identity_metadata(identity))
         return CollectionState(created=True)
-    verify_collection(client, name, identity)
+    verify_collection(index, identity)
     # A collection from an older release may lack the index of a field added since.
-    schema = client.get_collection(name).payload_schema
-    _ensure_payload_indexes(client, name, [f for f in KEYWORD_INDEXES if f not in schema])
+    indexed = index.shape().indexed_fields
+    for field in KEYWORD_INDEXES:
+        if field not in indexed:
+            index.create_keyword_index(field)
     return CollectionState(created=False)
 
 
-def _ensure_payload_indexes(client: QdrantClient, name: str, fields: Sequence[str]) -> None:
-    with warnings.catch_warnings():
-        # Embedded mode ignores payload indexes and says so; the server needs them.
-        warnings.filterwarnings("ignore", message="Payload indexes have no effect")
-        for field in fields:
-            client.create_payload_index(name, field, models.PayloadSchemaType.KEYWORD)
-
-
-def write_stats(client: QdrantClient, name: str, stats: CorpusStats) -> None:
+def write_stats(index: Index, stats: CorpusStats) -> None:
     """Store the corpus statistics with the collection (metadata keys merge)."""
-    client.update_collection(name, metadata={META_STATS: stats.to_json()})
+    index.update_metadata({META_STATS: stats.to_json()})
 
 
-def read_stats(client: QdrantClient, name: str) -> CorpusStats | None:
+def read_stats(index: Index) -> CorpusStats | None:
     """The statistics the last sync stored; None before the first sync of this release."""
-    data = (client.get_collection(name).config.metadata or {}).get(META_STATS)
+    data = index.metadata().get(META_STATS)
     return CorpusStats.from_json(data) if isinstance(data, dict) else None
 
 
-def verify_collection(client: QdrantClient, name: str, identity: ModelIdentity) -> None:
+def verify_collection(index: Index, identity: ModelIdentity) -> None:
     """Fail with instructions when the collection does not match the configured models."""
-    if not client.collection_exists(name):
+    name = index.name
+    if not index.exists():
         raise ConfigError(
-            f"Qdrant collection '{name}' does not exist: index the runbooks first with "
-            "`make ingest` (python -m ingest --root DIR)"
+            f"Qdrant collection '{name}' does not exist ({index.engine}): index the runbooks "
+            "first with `make ingest` (python -m ingest --root DIR), or set RUNBOOK_ROOTS so "
+            "the service syncs them itself"
         )
-    info = client.get_collection(name)
-    vectors = info.config.params.vectors
-    dense = vectors.get(DENSE) if isinstance(vectors, dict) else None
-    sparse = info.config.params.sparse_vectors or {}
+    shape = index.shape()
     reindex = (
         f"re-index into a fresh collection: set QDRANT_COLLECTION to a new name and run "
         f"`make ingest`, or drop '{name}' and run `make ingest`"
     )
-    if dense is None or SPARSE not in sparse:
+    if shape.dense_size is None or not shape.has_sparse:
         raise ConfigError(
-            f"Qdrant collection '{name}' lacks the named vectors '{DENSE}' and '{SPARSE}': "
-            f"it was not created by this tool; {reindex}"
+            f"Qdrant collection '{name}' lacks the named vectors '{DENSE}' and '{SPARSE}' "
+            f"(with IDF): it was not created by this tool; {reindex}"
         )
-    if dense.size != identity.dense_dim:
+    if shape.dense_size != identity.dense_dim:
         raise ConfigError(
-            f"Qdrant collection '{name}' holds {dense.size}-dim vectors but the configured model "
-            f"makes {identity.dense_dim}: {reindex}"
+            f"Qdrant collection '{name}' holds {shape.dense_size}-dim vectors but the "
+            f"configured model makes {identity.dense_dim}: {reindex}"
         )
-    meta = info.config.metadata or {}
+    meta = index.metadata()
     stored = (meta.get("embed_model"), meta.get("sparse_model"))
     if stored != (identity.dense, identity.sparse):
         raise ConfigError(

@@ -23,6 +23,7 @@ from enricher import logs
 from enricher.errors import BadRequest, ConfigError
 from enricher.feedback.store import FeedbackStore
 from enricher.index import schema
+from enricher.index.connect import open_index
 from enricher.index.embedding import Embedder
 from enricher.search.decide import NAMED_TIERS
 from enricher.search.feedback import NO_FEEDBACK, Tallies
@@ -50,14 +51,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     try:
         embedder = Embedder(settings)
-        client = schema.open_client(settings)
-        schema.verify_collection(client, settings.qdrant_collection, embedder.identity)
+        index = open_index(settings)
+        schema.verify_collection(index, embedder.identity)
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     tallies = _tallies(settings, parsed.alert.alert_name)
-    result = build_searcher(settings, client, embedder).search(parsed.alert, feedback=tallies)
-    client.close()
+    try:
+        result = build_searcher(settings, index, embedder).search(parsed.alert, feedback=tallies)
+    finally:
+        index.close()
     explained = result.to_json()
     explained["feedback"] = {
         doc: {"right": t.right, "wrong": t.wrong, "effect": _effect(t.net, result.tier)}

@@ -25,12 +25,12 @@ from urllib.parse import unquote, urlsplit
 
 import numpy as np
 import structlog
-from qdrant_client import QdrantClient, models
 
 from enricher.alert import Alert
 from enricher.errors import SearchUnavailable
 from enricher.index import schema
 from enricher.index.embedding import Embedder, SparseVector
+from enricher.index.engine import AnyOf, Condition, Equals, Filter, Hit, Index, Record
 from enricher.index.schema import Actionable
 from enricher.index.stats import EMPTY, CorpusStats
 from enricher.result import Match, SearchResult, Section, Tier
@@ -56,14 +56,12 @@ SECTION_SCAN_LIMIT = 64
 class Searcher:
     def __init__(
         self,
-        client: QdrantClient,
-        collection: str,
+        index: Index,
         embedder: Embedder,
         config: SearchConfig,
         model: Model | None = None,
     ) -> None:
-        self.client = client
-        self.collection = collection
+        self.index = index
         self.embedder = embedder
         self.config = config
         self.model = model or load_model()
@@ -187,93 +185,63 @@ class Searcher:
             unresolved,
         )
 
-    # --- Qdrant reads ---
+    # --- index reads ---
 
-    def _linked(self, url: str, keep: list[models.Condition]) -> dict[str, Any] | None:
+    def _linked(self, url: str, keep: tuple[Condition, ...]) -> dict[str, Any] | None:
         """The first chunk of the runbook `url` names (`_url_keys`), case-insensitively
         (`.../runbooks/kubernetes/kubepodcrashlooping` names kubernetes/KubePodCrashLooping.md)."""
         for key, value in _url_keys(url, self.config.runbook_base_url):
-            condition = models.FieldCondition(key=key, match=models.MatchValue(value=value))
-            first = models.FieldCondition(
-                key=schema.F_CHUNK_INDEX, match=models.MatchValue(value=0)
-            )
-            points = self._scroll(models.Filter(must=[condition, first], must_not=keep), 2)
+            first = Equals(schema.F_CHUNK_INDEX, 0)
+            points = self._scroll(Filter(must=(Equals(key, value), first), must_not=keep), 2)
             if len(points) == 1:  # several runbooks under one name: the link decides nothing
-                return dict(points[0].payload or {})
+                return points[0].payload
         return None
 
     def _named(
-        self, query: Query, dense: list[float], sparse: SparseVector, keep: list[models.Condition]
+        self, query: Query, dense: list[float], sparse: SparseVector, keep: tuple[Condition, ...]
     ) -> list[Candidate]:
         """Runbooks listing the alert's exact name, in fused order, each one the answer."""
-        by_name = models.FieldCondition(
-            key=schema.F_ALERT_KEYS, match=models.MatchValue(value=query.alert_key)
-        )
-        points = self._hybrid(dense, sparse, models.Filter(must=[by_name], must_not=keep))
+        by_name = Equals(schema.F_ALERT_KEYS, query.alert_key)
+        points = self._hybrid(dense, sparse, Filter(must=(by_name,), must_not=keep))
         best = _best_by_doc(points, dense)
         order = sorted(best, key=lambda doc: -best[doc][0])
         return [Candidate(best[doc][1], 1.0) for doc in order]
 
     def _pool(
-        self, query: Query, dense: list[float], sparse: SparseVector, keep: list[models.Condition]
+        self, query: Query, dense: list[float], sparse: SparseVector, keep: tuple[Condition, ...]
     ) -> dict[str, tuple[float, dict[str, Any]]]:
         """Doc id -> (best chunk cosine, that chunk's payload) over the unfiltered search and
         the one pre-filtered by the alert's service, so a service's own runbooks are always
         in the pool and a wrong or unusual service label hides nothing."""
-        points = list(self._hybrid(dense, sparse, models.Filter(must_not=keep)))
+        points = self._hybrid(dense, sparse, Filter(must_not=keep))
         if query.service_keys and self.config.tiers:
-            by_service = models.FieldCondition(
-                key=schema.F_SERVICE_KEYS, match=models.MatchAny(any=list(query.service_keys))
-            )
-            points += self._hybrid(dense, sparse, models.Filter(must=[by_service], must_not=keep))
+            by_service = AnyOf(schema.F_SERVICE_KEYS, tuple(query.service_keys))
+            points += self._hybrid(dense, sparse, Filter(must=(by_service,), must_not=keep))
         return _best_by_doc(points, dense)
 
-    def _hybrid(
-        self, dense: list[float], sparse: SparseVector, flt: models.Filter
-    ) -> Sequence[models.ScoredPoint]:
-        limit = self.config.prefetch_limit
-        prefetch = [
-            models.Prefetch(query=dense, using=schema.DENSE, limit=limit, filter=flt),
-            models.Prefetch(
-                query=models.SparseVector(indices=sparse.indices, values=sparse.values),
-                using=schema.SPARSE,
-                limit=limit,
-                filter=flt,
-            ),
-        ]
+    def _hybrid(self, dense: list[float], sparse: SparseVector, flt: Filter) -> list[Hit]:
         try:
-            response = self.client.query_points(
-                self.collection,
-                prefetch=prefetch,
-                query=models.RrfQuery(rrf=models.Rrf(k=self.config.rrf_k)),
-                limit=limit,
-                with_payload=True,
-                with_vectors=[schema.DENSE],
+            return self.index.hybrid(
+                dense, sparse, flt, limit=self.config.prefetch_limit, rrf_k=self.config.rrf_k
             )
-        except Exception as exc:  # any transport or server fault means "search is down"
+        except Exception as exc:  # any transport or engine fault means "search is down"
             raise _unavailable(exc) from exc
-        return response.points
 
     def _lexical(
-        self, sparse: SparseVector, keep: list[models.Condition]
+        self, sparse: SparseVector, keep: tuple[Condition, ...]
     ) -> dict[str, tuple[float, dict[str, Any]]]:
         """Doc id -> (best chunk BM25 score, that chunk's payload)."""
         if not sparse.indices:
             return {}
         try:
-            response = self.client.query_points(
-                self.collection,
-                query=models.SparseVector(indices=sparse.indices, values=sparse.values),
-                using=schema.SPARSE,
-                query_filter=models.Filter(must_not=keep),
-                limit=self.config.lexical_limit,
-                with_payload=True,
+            hits = self.index.sparse_search(
+                sparse, Filter(must_not=keep), limit=self.config.lexical_limit
             )
-        except Exception as exc:  # any transport or server fault means "search is down"
+        except Exception as exc:  # any transport or engine fault means "search is down"
             raise _unavailable(exc) from exc
         best: dict[str, tuple[float, dict[str, Any]]] = {}
-        for point in response.points:
-            payload = dict(point.payload or {})
+        for point in hits:
+            payload = point.payload
             doc = str(payload[schema.F_DOC_ID])
             if doc not in best or point.score > best[doc][0]:
                 best[doc] = (point.score, payload)
@@ -283,13 +251,12 @@ class Searcher:
         """Doc id -> payload of its first chunk (the document's term sets live there)."""
         ids = [schema.point_id(doc, 0) for doc in docs]
         try:
-            points = self.client.retrieve(self.collection, ids=ids, with_payload=True)
-        except Exception as exc:  # any transport or server fault means "search is down"
+            points = self.index.retrieve(ids)
+        except Exception as exc:  # any transport or engine fault means "search is down"
             raise _unavailable(exc) from exc
         out: dict[str, dict[str, Any]] = {}
         for point in points:
-            payload = dict(point.payload or {})
-            out[str(payload[schema.F_DOC_ID])] = payload
+            out[str(point.payload[schema.F_DOC_ID])] = point.payload
         return out
 
     def _sole_quoters(self, metrics: Sequence[str]) -> dict[str, tuple[str, ...]]:
@@ -300,24 +267,20 @@ class Searcher:
         """
         if not metrics:
             return {}
-        quoting = models.FieldCondition(
-            key=schema.F_METRICS, match=models.MatchAny(any=list(metrics))
-        )
-        points = self._scroll(models.Filter(must=[quoting]), QUOTE_SCAN_LIMIT)
+        quoting = AnyOf(schema.F_METRICS, tuple(metrics))
+        points = self._scroll(Filter(must=(quoting,)), QUOTE_SCAN_LIMIT)
         if len(points) >= QUOTE_SCAN_LIMIT:  # quoted everywhere: evidence for nothing
             return {}
-        return sole_quoters(metrics, [p.payload or {} for p in points])
+        return sole_quoters(metrics, [p.payload for p in points])
 
     def _steps(self, candidate: Candidate) -> Section | None:
         """The runbook's first actionable section when the matched chunk is not one: a
         symptom-worded alert matches Meaning or Background, and on-call needs what to do."""
         if candidate.payload.get(schema.F_ACTIONABLE, 0) == Actionable.HEADING:
             return None
-        of_doc = models.FieldCondition(
-            key=schema.F_DOC_ID, match=models.MatchValue(value=candidate.doc_id)
-        )
-        points = self._scroll(models.Filter(must=[of_doc]), SECTION_SCAN_LIMIT)
-        chunks = sorted((p.payload or {} for p in points), key=lambda p: p[schema.F_CHUNK_INDEX])
+        of_doc = Equals(schema.F_DOC_ID, candidate.doc_id)
+        points = self._scroll(Filter(must=(of_doc,)), SECTION_SCAN_LIMIT)
+        chunks = sorted((p.payload for p in points), key=lambda p: p[schema.F_CHUNK_INDEX])
         best = max((c.get(schema.F_ACTIONABLE, 0) for c in chunks), default=0)
         if best == 0 or best <= candidate.payload.get(schema.F_ACTIONABLE, 0):
             return None
@@ -328,12 +291,10 @@ class Searcher:
             text=str(first[schema.F_TEXT]),
         )
 
-    def _scroll(self, flt: models.Filter, limit: int) -> list[models.Record]:
+    def _scroll(self, flt: Filter, limit: int) -> list[Record]:
         try:
-            points, _ = self.client.scroll(
-                self.collection, scroll_filter=flt, limit=limit, with_payload=True
-            )
-        except Exception as exc:  # any transport or server fault means "search is down"
+            points, _ = self.index.scroll(flt, limit)
+        except Exception as exc:  # any transport or engine fault means "search is down"
             raise _unavailable(exc) from exc
         return points
 
@@ -342,13 +303,13 @@ class Searcher:
         now = time.monotonic()
         if now - self._stats_read >= STATS_REFRESH_S:
             try:
-                stored = schema.read_stats(self.client, self.collection)
-            except Exception as exc:  # any transport or server fault means "search is down"
+                stored = schema.read_stats(self.index)
+            except Exception as exc:  # any transport or engine fault means "search is down"
                 raise _unavailable(exc) from exc
             if stored is None:
                 log.warning(
                     "search.no_corpus_stats",
-                    collection=self.collection,
+                    collection=self.index.name,
                     fix="run a sync (`make ingest`) to compute them; until then the "
                     "decision has no coverage evidence",
                 )
@@ -390,10 +351,10 @@ class Searcher:
         )
 
 
-def _without(doc_id: str | None) -> list[models.Condition]:
+def _without(doc_id: str | None) -> tuple[Condition, ...]:
     if doc_id is None:
-        return []
-    return [models.FieldCondition(key=schema.F_DOC_ID, match=models.MatchValue(value=doc_id))]
+        return ()
+    return (Equals(schema.F_DOC_ID, doc_id),)
 
 
 def _url_keys(url: str, base_url: str | None = None) -> list[tuple[str, str]]:
@@ -419,7 +380,7 @@ def _url_keys(url: str, base_url: str | None = None) -> list[tuple[str, str]]:
 
 
 def _best_by_doc(
-    points: Sequence[models.ScoredPoint], dense: Sequence[float]
+    points: Sequence[Hit], dense: Sequence[float]
 ) -> dict[str, tuple[float, dict[str, Any]]]:
     """Doc id -> (best chunk cosine to `dense`, that chunk's payload), from the returned
     vectors (fused scores are ranks, not similarities)."""
@@ -427,9 +388,8 @@ def _best_by_doc(
     q_norm = float(np.linalg.norm(q)) or 1.0
     best: dict[str, tuple[float, dict[str, Any]]] = {}
     for point in points:
-        payload = dict(point.payload or {})
-        vectors = point.vector if isinstance(point.vector, dict) else {}
-        vec = np.asarray(vectors.get(schema.DENSE, []), dtype=np.float32)
+        payload = point.payload
+        vec = np.asarray(point.dense, dtype=np.float32)
         cos = float(vec @ q) / ((float(np.linalg.norm(vec)) or 1.0) * q_norm) if vec.size else 0.0
         doc = str(payload[schema.F_DOC_ID])
         if doc not in best or cos > best[doc][0]:
@@ -466,7 +426,6 @@ def _unavailable(exc: Exception) -> SearchUnavailable:
     return SearchUnavailable(f"Qdrant query failed: {type(exc).__name__}")
 
 
-def build_searcher(settings: Settings, client: QdrantClient, embedder: Embedder) -> Searcher:
+def build_searcher(settings: Settings, index: Index, embedder: Embedder) -> Searcher:
     """The searcher the service uses, configured from settings."""
-    config = SearchConfig.from_settings(settings)
-    return Searcher(client, settings.qdrant_collection, embedder, config)
+    return Searcher(index, embedder, SearchConfig.from_settings(settings))

@@ -38,7 +38,7 @@ from enricher.index.embedding import Embedder
 from enricher.settings import Settings
 from scripts.bench_enrich.report import report
 from scripts.bench_enrich.serving import burst_client
-from scripts.bench_enrich.size import TOKEN, SizeSetup, bench_size
+from scripts.bench_enrich.size import TOKEN, SizeSetup, bench_size, side_by_side
 from scripts.bench_enrich.timing import StampedSlack
 from scripts.benchlib import MODELS_DIR, emit, machine, peak_rss_mb
 from scripts.local_redis import running_redis
@@ -54,6 +54,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--drain-timeout", type=float, default=120,
                         help="seconds to wait for the burst to be posted")
     parser.add_argument("--rebuild", action="store_true", help="ignore cached indexes")
+    parser.add_argument("--sync-interval", type=float, default=10,
+                        help="edge: the service syncs the corpus folder every N s and one "
+                             "runbook is edited during the burst (0: off)")
+    parser.add_argument("--engines", default="edge,local",
+                        help="engines per size: edge (qdrant-edge, the default) and/or local "
+                             "(qdrant-client local mode, for comparison)")
     parser.add_argument("--out", type=Path, help="also write the JSON result here")
     parser.add_argument("--burst-client", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--url", help=argparse.SUPPRESS)
@@ -78,9 +84,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         with tempfile.TemporaryDirectory(prefix="bench-enrich-") as tmp, \
                 running_redis(Path(tmp)) as redis_server:
             for chunks in (int(s) for s in args.sizes.split(",")):
-                setup = SizeSetup(chunks, args.alerts, args.burst, args.burst_threads,
-                                  args.workers, args.drain_timeout, args.rebuild)
-                sizes.append(bench_size(setup, embedder, redis_server, fake, Path(tmp)))
+                runs = {
+                    engine: bench_size(
+                        SizeSetup(chunks, engine, args.alerts, args.burst, args.burst_threads,
+                                  args.workers, args.drain_timeout, args.rebuild,
+                                  args.sync_interval),
+                        embedder, redis_server, fake, Path(tmp))
+                    for engine in args.engines.split(",")
+                }
+                sizes.append(side_by_side(runs))
     finally:
         fake.stop()
     result = {

@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from enricher.index import schema
+from enricher.index.connect import open_index, open_local_mode
 from enricher.index.embedding import Embedder
 from enricher.settings import Settings
 from ingest.cache import EmbeddingCache
@@ -95,7 +96,9 @@ def alert_bodies(
 def ensure_index(
     books: list[Runbook], embedder: Embedder, rebuild: bool
 ) -> tuple[Path, dict[str, Any]]:
-    """The embedded Qdrant folder for `books`, built once and cached under .cache/bench."""
+    """The QDRANT_PATH folder for `books`, built once and cached under .cache/bench: the
+    index in qdrant-client's local mode and, copied from it by the upgrade path
+    (enricher.index.connect), the same points in a qdrant-edge shard."""
     options = SyncOptions.from_settings(Settings(), [])
     # Whatever decides what the index holds: the corpus, the models, the chunking and
     # embed-text recipes, the index contract (enricher/schema.py) and the client version.
@@ -103,7 +106,7 @@ def ensure_index(
     key = hashlib.sha256(json.dumps([
         GENERATOR_VERSION, SEED, len(books), embedder.identity.key, INDEX_RECIPE_VERSION,
         DOC_HASH_VERSION, options.chunk_max_chars, options.chunk_min_chars, contract,
-        importlib.metadata.version("qdrant-client"),
+        importlib.metadata.version("qdrant-client"), importlib.metadata.version("qdrant-edge-py"),
     ]).encode()).hexdigest()[:16]
     target = CACHE_DIR / f"enrich-{len(books)}docs-{key}"
     meta_path = target / "meta.json"
@@ -119,7 +122,7 @@ def ensure_index(
     write_corpus(corpus, len(books), seed=SEED)
     settings = Settings(models_dir=MODELS_DIR, qdrant_path=building / "qdrant",
                         qdrant_collection="bench")
-    client = schema.open_client(settings)
+    local = open_local_mode(settings.qdrant_path, settings.qdrant_collection)
     shown = [0]
 
     def progress(done: int, total: int) -> None:
@@ -129,11 +132,14 @@ def ensure_index(
 
     note(f"building the index for {len(books)} runbooks (once; cached in {CACHE_DIR}) ...")
     started = time.perf_counter()
-    syncer = Syncer(client, settings.qdrant_collection, embedder, EmbeddingCache(None, "none"))
+    syncer = Syncer(local, embedder, EmbeddingCache(None, "none"))
     options = SyncOptions.from_settings(settings, [corpus], use_git=False)
     report = syncer.run(options, progress=progress)
     seconds = time.perf_counter() - started
-    client.close()
+    local.close()
+    edge = open_index(settings)
+    edge.optimize()
+    edge.close()
     shutil.rmtree(corpus)
     meta = {"docs": report.indexed_docs, "chunks": report.indexed_chunks,
             "build_s": round(seconds, 1), "built": datetime.now(UTC).isoformat(timespec="seconds")}

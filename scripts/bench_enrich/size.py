@@ -14,21 +14,23 @@ from typing import Any, cast
 
 import httpx
 from pydantic import SecretStr
-from qdrant_client import QdrantClient
 
 from enricher.app import create_app
+from enricher.index.connect import open_local_mode
 from enricher.index.embedding import Embedder
+from enricher.index.engine import Index
 from enricher.service import Services
 from enricher.settings import Settings
 from enricher.slack.render import render_message
 from scripts.bench_enrich.corpus import SEED, alert_bodies, corpus_for, ensure_index
+from scripts.bench_enrich.edit import EditProbe, sync_root
 from scripts.bench_enrich.serving import serving
 from scripts.bench_enrich.summary import summarize
 from scripts.bench_enrich.timing import (
     StampedSlack,
     TimedBotDelivery,
-    TimedClient,
     TimedEmbedder,
+    TimedIndex,
     TimedSearcher,
 )
 from scripts.benchlib import MODELS_DIR, REPO, note
@@ -44,12 +46,17 @@ WARMUP = 5
 @dataclass
 class SizeSetup:
     chunks: int
+    #: "edge" (qdrant-edge, the default engine) or "local" (qdrant-client local mode).
+    engine: str
     alerts: int
     burst: int
     burst_threads: int
     workers: int
     drain_timeout_s: float
     rebuild: bool
+    #: When > 0 (edge only), the service syncs the corpus folder itself at this interval
+    #: and one runbook is edited during the burst (scripts/bench_enrich/edit.py).
+    sync_interval_s: float = 0.0
 
 
 def bench_size(
@@ -59,25 +66,30 @@ def bench_size(
     books = corpus_for(setup.chunks)
     unindexed = runbooks(len(books) + 200, seed=SEED)[len(books):]
     cached_qdrant, meta = ensure_index(books, embedder, setup.rebuild)
-    qdrant_path = work / f"qdrant-{setup.chunks}"
+    qdrant_path = work / f"qdrant-{setup.chunks}-{setup.engine}"
     shutil.copytree(cached_qdrant, qdrant_path)
     redis_server.flush()
     fake.reset()
     fake.received.clear()
+    syncing = setup.sync_interval_s > 0 and setup.engine == "edge"
+    root = sync_root(work, books, SEED) if syncing else None
     settings = Settings(
         models_dir=MODELS_DIR, qdrant_path=qdrant_path, qdrant_collection="bench",
         redis_url=redis_server.url, slack_bot_token=SecretStr(TOKEN), slack_channel=CHANNEL,
         slack_api_url=fake.url, allow_unauthenticated=True, workers=setup.workers,
-        runbook_base_url=BASE_URL,
+        runbook_base_url=BASE_URL, runbook_roots=(str(root),) if root else (),
+        sync_interval_s=max(setup.sync_interval_s, 1), sync_use_git=False,
     )
     # Typed as the real parts: the wrappers delegate every call the service makes.
     timed_embedder = cast(Embedder, TimedEmbedder(embedder))
     delivery = TimedBotDelivery(TOKEN, fake.url)
-    services = Services.build(settings, embedder=timed_embedder, delivery=delivery)
-    searcher = TimedSearcher(cast(QdrantClient, TimedClient(services.client)),
-                             settings.qdrant_collection, timed_embedder, services.searcher.config)
+    index = open_local_mode(qdrant_path, settings.qdrant_collection) \
+        if setup.engine == "local" else None
+    services = Services.build(settings, embedder=timed_embedder, delivery=delivery, index=index)
+    searcher = TimedSearcher(cast(Index, TimedIndex(services.index)), timed_embedder,
+                             services.searcher.config)
     services.searcher = services.processor.searcher = searcher
-    points = services.client.count(settings.qdrant_collection, exact=True).count
+    points = services.index.count()
 
     sequential = alert_bodies(books, unindexed, WARMUP + setup.alerts, start=0)
     burst = alert_bodies(books, unindexed, setup.burst, start=100_000)
@@ -85,8 +97,13 @@ def bench_size(
     e2e: list[float] = []
     slack_leg: list[float] = []
     failures: list[str] = []
+    edit: dict[str, Any] | None = None
     with serving(create_app(services)) as base:
         url = f"{base}/webhook/alertmanager"
+        if services.sync is not None:
+            started = time.perf_counter()
+            services.sync.first_done.wait()
+            note(f"first sync of the folder: {time.perf_counter() - started:.1f} s")
         note(f"{points} chunks: {setup.alerts} sequential alerts ...")
         with httpx.Client(timeout=30) as client:
             for n, body in enumerate(sequential):
@@ -112,6 +129,11 @@ def bench_size(
         bodies_file = work / f"burst-{setup.chunks}.json"
         bodies_file.write_text(json.dumps([b.decode() for b in burst]))
         posted_before = len(fake.received)
+        edit_probe = None
+        if root is not None:
+            edit_probe = EditProbe(services.index, root, books[0],
+                              timeout_s=setup.sync_interval_s + 60)
+            edit_probe.start(delay_s=2.0)
         child = subprocess.run(
             [sys.executable, "-m", "scripts.bench_enrich", "--burst-client", str(bodies_file),
              "--url", url, "--threads", str(setup.burst_threads)],
@@ -123,6 +145,9 @@ def bench_size(
         burst_window = time.time() - float(burst_result["started_at"])
         burst_posted = len(fake.received) - posted_before
         burst_probes = searcher.probes[WARMUP + len(e2e) :]
+        if edit_probe is not None:
+            edit = {**edit_probe.join(), "sync_interval_s": setup.sync_interval_s,
+                    "bound_s": setup.sync_interval_s + 5}
         note(f"{points} chunks: {burst_posted}/{setup.burst} burst alerts posted in "
              f"{burst_window:.0f} s; stopping the service")
     # Render is pure: time it on the same alerts and results, outside the service.
@@ -133,6 +158,31 @@ def bench_size(
         for _ in range(5):
             render_message(probe.alert, probe.result, runbook_base_url=BASE_URL)
         render_s.append((time.perf_counter() - started) / 5)
-    return summarize(points, meta, probes, burst_probes, acks, e2e, slack_leg, render_s,
-                     burst_result, burst_posted, burst_window, drained, setup.burst_threads,
-                     setup.workers, failures)
+    result = summarize(points, meta, probes, burst_probes, acks, e2e, slack_leg, render_s,
+                       burst_result, burst_posted, burst_window, drained, setup.burst_threads,
+                       setup.workers, failures)
+    if edit is not None:
+        result["burst"]["edit_during_burst"] = edit
+    return result
+
+
+def side_by_side(runs: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """One size's entry: the first engine's result (edge when run), with the local mode's
+    beside it under `local_mode` and local ÷ edge ratios of the headline numbers."""
+    first, *_ = runs.values()
+    entry = {**first, "engine": next(iter(runs))}
+    if "edge" in runs and "local" in runs:
+        edge, local = runs["edge"], runs["local"]
+        entry["local_mode"] = local
+        entry["local_over_edge"] = {
+            "end_to_end_p50": _ratio(local["end_to_end_ms"]["p50"], edge["end_to_end_ms"]["p50"]),
+            "end_to_end_p99": _ratio(local["end_to_end_ms"]["p99"], edge["end_to_end_ms"]["p99"]),
+            "burst_posts_per_s": _ratio(
+                local["burst"]["posts_per_s"], edge["burst"]["posts_per_s"]
+            ),
+        }
+    return entry
+
+
+def _ratio(a: float, b: float) -> float | None:
+    return round(a / b, 2) if b else None

@@ -48,8 +48,16 @@ def summarize(
         "render": render_s,
         "Slack request (post start to fake receipt)": slack_leg,
     }
+    # The floor a page cannot go below: one query embedding and one hybrid query.
+    hybrid = per_call.get("hybrid unfiltered", [])
+    floor_s = (_p50(embed_s) + _p50(hybrid)) if hybrid else 0.0
     return {
         "chunks": points,
+        "physical_limit_ms": {
+            "query_embedding_p50": round(1000 * _p50(embed_s), 2),
+            "hybrid_query_p50": round(1000 * _p50(hybrid), 2),
+            "end_to_end_p50_over_limit": round(_p50(e2e) / floor_s, 2) if floor_s else None,
+        },
         "docs": meta["docs"],
         "index_build_s": meta["build_s"],
         "index_cached": meta["cached"],
@@ -81,3 +89,8 @@ def summarize(
         },
         "failures": failures,
     }
+
+
+def _p50(values: Sequence[float]) -> float:
+    ordered = sorted(values)
+    return ordered[len(ordered) // 2] if ordered else 0.0

@@ -10,11 +10,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, cast
 
-from qdrant_client import QdrantClient, models
-
 from enricher.alert import Alert
 from enricher.index import schema
 from enricher.index.embedding import Embedder, SparseVector
+from enricher.index.engine import Filter, Hit, Index, Record
 from enricher.result import SearchResult
 from enricher.search.feedback import NO_FEEDBACK, Tallies
 from enricher.search.searcher import Searcher
@@ -70,38 +69,41 @@ class TimedEmbedder:
         return self.inner.sparse(texts)
 
 
-def _call_kind(kwargs: dict[str, Any]) -> str:
-    """What a query_points call is for: a hybrid tier (by its prefetch filter) or a
-    single-retriever query (the searcher's BM25-only read of lexical evidence)."""
-    prefetch = kwargs.get("prefetch")
-    if not prefetch:
-        return f"{kwargs.get('using', '?')} only"
-    first = prefetch[0] if isinstance(prefetch, list) else prefetch
-    flt = getattr(first, "filter", None)
-    if not isinstance(flt, models.Filter) or not flt.must:
+def _hybrid_kind(flt: Filter) -> str:
+    """What a hybrid call is for, by its filter: a tier of the search."""
+    keys = {c.key for c in flt.must}
+    if not keys:
         return "hybrid unfiltered"
-    conditions = flt.must if isinstance(flt.must, list) else [flt.must]
-    keys = {getattr(c, "key", "") for c in conditions}
     if schema.F_ALERT_KEYS in keys:
         return "hybrid alert_name"
     return "hybrid service" if schema.F_SERVICE_KEYS in keys else "hybrid other"
 
 
-class TimedClient:
-    """The real QdrantClient for the calls the searcher makes (`query_points`, and `scroll`
-    for the runbooks quoting the rule's metrics), each timed into the current probe."""
+class TimedIndex:
+    """The real index for the reads the searcher makes (hybrid and BM25 queries, scroll,
+    retrieve), each timed into the current probe; everything else is passed through."""
 
-    def __init__(self, inner: QdrantClient) -> None:
+    def __init__(self, inner: Index) -> None:
         self.inner = inner
 
-    def query_points(self, collection_name: str, **kwargs: Any) -> models.QueryResponse:
-        return cast(
-            models.QueryResponse,
-            self._timed(_call_kind(kwargs), self.inner.query_points, collection_name, **kwargs),
-        )
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
 
-    def scroll(self, collection_name: str, **kwargs: Any) -> Any:
-        return self._timed("scroll, metric quotes", self.inner.scroll, collection_name, **kwargs)
+    def hybrid(self, dense: Sequence[float], sparse: SparseVector, flt: Filter,
+               **kwargs: Any) -> list[Hit]:
+        return cast(list[Hit], self._timed(_hybrid_kind(flt), self.inner.hybrid, dense, sparse,
+                                           flt, **kwargs))
+
+    def sparse_search(self, sparse: SparseVector, flt: Filter, **kwargs: Any) -> list[Hit]:
+        return cast(list[Hit], self._timed("bm25 only", self.inner.sparse_search, sparse, flt,
+                                           **kwargs))
+
+    def scroll(self, flt: Filter, limit: int, **kwargs: Any) -> tuple[list[Record], str | None]:
+        return cast(tuple[list[Record], str | None],
+                    self._timed("scroll", self.inner.scroll, flt, limit, **kwargs))
+
+    def retrieve(self, ids: Sequence[str]) -> list[Record]:
+        return cast(list[Record], self._timed("retrieve", self.inner.retrieve, ids))
 
     @staticmethod
     def _timed(kind: str, call: Any, *args: Any, **kwargs: Any) -> Any:

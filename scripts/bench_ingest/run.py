@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from enricher.index import schema
+from enricher.index.connect import open_index
 from enricher.settings import Settings
 from ingest.cache import EmbeddingCache, connect
 from ingest.sync import Syncer, SyncOptions
@@ -76,9 +76,9 @@ def run(docs: int, int8_docs: int) -> tuple[dict[str, Any], list[str]]:
             embedder.dense(["warm up the dense model"] * 32)
             embedder.sparse(["warm up the sparse model"] * 32)
             embedder.dense_texts = 0
-            client = schema.open_client(settings)
+            index = open_index(settings)
             cache = EmbeddingCache(connect(settings.redis_url), embedder.identity.dense)
-            syncer = Syncer(client, settings.qdrant_collection, embedder, cache)
+            syncer = Syncer(index, embedder, cache)
 
             # The full sync and the raw pass alternate over PARTS slices of the corpus (one
             # root each), so both see the same machine: on a shared host the load drifts.
@@ -110,7 +110,7 @@ def run(docs: int, int8_docs: int) -> tuple[dict[str, Any], list[str]]:
             raw_s = raw.dense_s + raw.sparse_s
             note(f"full sync {full.seconds:.1f} s, raw fastembed {raw_s:.1f} s")
             rss_after_sync = peak_rss_mb()
-            points = client.count(settings.qdrant_collection, exact=True).count
+            points = index.count()
             if points != full.chunks:
                 failures.append(
                     f"collection holds {points} points but the sync indexed {full.chunks} chunks"
@@ -123,8 +123,11 @@ def run(docs: int, int8_docs: int) -> tuple[dict[str, Any], list[str]]:
                 )
             edited_docs = sum(edit_documents(root) for root in roots)
             edited, _ = timed_sync(f"re-sync, {edited_docs} docs edited", syncer, embedder, roots)
-            warm = Syncer(client, "bench_warm_cache", embedder, cache)
+            warm_index = open_index(settings.model_copy(
+                update={"qdrant_collection": "bench_warm_cache"}))
+            warm = Syncer(warm_index, embedder, cache)
             warm_run, _ = timed_sync("fresh collection, warm cache", warm, embedder, roots)
+            warm_index.close()
             redis_server.flush()
             flushed, _ = timed_sync("unchanged re-sync, Redis flushed", syncer, embedder, roots)
             if flushed.embedded or flushed.model_embedded:
@@ -132,7 +135,7 @@ def run(docs: int, int8_docs: int) -> tuple[dict[str, Any], list[str]]:
                     f"re-sync after a Redis flush embedded {flushed.embedded} chunk(s); "
                     "ingest/sync.py documents that unchanged documents are skipped"
                 )
-            client.close()
+            index.close()
             int8 = _int8_sync(work, int8_docs, redis_server.url) if int8_docs else None
 
     full_dict = sync_dict(full)
@@ -183,8 +186,8 @@ def _int8_sync(work: Path, docs: int, redis_url: str) -> dict[str, Any]:
     )
     embedder = CountingEmbedder(settings)
     embedder.dense(["warm up the dense model"] * 32)
-    client = schema.open_client(settings)
-    syncer = Syncer(client, settings.qdrant_collection, embedder, EmbeddingCache(None, "none"))
+    index = open_index(settings)
+    syncer = Syncer(index, embedder, EmbeddingCache(None, "none"))
     result, _ = timed_sync(f"int8 full sync, {docs} docs", syncer, embedder, [root])
-    client.close()
+    index.close()
     return sync_dict(result)

@@ -22,6 +22,7 @@ from structlog.testing import capture_logs
 
 from enricher.app import create_app
 from enricher.index.embedding import Embedder
+from enricher.index.server import ServerIndex
 from enricher.search.searcher import Searcher
 from enricher.service import Services
 from enricher.slack.cards import COLORS
@@ -262,7 +263,7 @@ class TestFailures:
         )
         live = running.services.processor.searcher
         running.services.processor.searcher = Searcher(
-            remote, live.collection, live.embedder, live.config
+            ServerIndex(remote, live.index.name), live.embedder, live.config
         )
         with respx.mock(assert_all_called=False) as mock:
             route = mock.post(url__regex=r".*/points/query")

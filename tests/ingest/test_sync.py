@@ -12,16 +12,17 @@ from pathlib import Path
 
 import pytest
 import redis
-from qdrant_client import QdrantClient, models
 from structlog.testing import capture_logs
 
 from enricher.errors import ConfigError
 from enricher.index import schema
+from enricher.index.connect import open_index
 from enricher.index.embedding import Embedder, ModelIdentity
+from enricher.index.engine import EVERYTHING, Index
 from enricher.settings import Settings
 from ingest import sync as sync_module
 from ingest.cache import EmbeddingCache, connect
-from ingest.sync import Syncer, SyncOptions, SyncReport
+from ingest.sync import Syncer, SyncMemo, SyncOptions, SyncReport
 from scripts.local_redis import free_port
 
 REPO = Path(__file__).resolve().parents[2]
@@ -80,15 +81,15 @@ def corpus(tmp_path: Path) -> Path:
 
 
 @pytest.fixture()
-def qdrant(settings: Settings) -> Iterator[QdrantClient]:
-    client = schema.open_client(settings)
-    yield client
-    client.close()
+def index(settings: Settings) -> Iterator[Index]:
+    opened = open_index(settings)
+    yield opened
+    opened.close()
 
 
-def make_syncer(client: QdrantClient, settings: Settings, embedder: Embedder) -> Syncer:
+def make_syncer(index: Index, settings: Settings, embedder: Embedder) -> Syncer:
     cache = EmbeddingCache(connect(settings.redis_url), embedder.identity.dense)
-    return Syncer(client, settings.qdrant_collection, embedder, cache)
+    return Syncer(index, embedder, cache)
 
 
 def sync(syncer: Syncer, root: Path, **kwargs: bool) -> SyncReport:
@@ -103,8 +104,8 @@ def sync(syncer: Syncer, root: Path, **kwargs: bool) -> SyncReport:
     )
 
 
-def chunk_counts(client: QdrantClient, collection: str) -> dict[str, int]:
-    points, _ = client.scroll(collection, limit=1000, with_payload=True)
+def chunk_counts(index: Index) -> dict[str, int]:
+    points, _ = index.scroll(EVERYTHING, 1000)
     counts: dict[str, int] = {}
     for point in points:
         path = str((point.payload or {})["path"])
@@ -114,10 +115,10 @@ def chunk_counts(client: QdrantClient, collection: str) -> dict[str, int]:
 
 class TestIncrementalSync:
     def test_second_sync_embeds_nothing(
-        self, corpus: Path, qdrant: QdrantClient, settings: Settings, embedder: Embedder
+        self, corpus: Path, index: Index, settings: Settings, embedder: Embedder
     ) -> None:
         """An unchanged corpus is skipped entirely on the second run."""
-        syncer = make_syncer(qdrant, settings, embedder)
+        syncer = make_syncer(index, settings, embedder)
         first = sync(syncer, corpus)
         assert first.indexed_docs == 2
         assert first.embedded == first.indexed_chunks > 2
@@ -130,15 +131,15 @@ class TestIncrementalSync:
         )
 
     def test_editing_one_section_reembeds_only_that_chunk(
-        self, corpus: Path, qdrant: QdrantClient, settings: Settings, embedder: Embedder
+        self, corpus: Path, index: Index, settings: Settings, embedder: Embedder
     ) -> None:
         """Only the edited chunk reaches the model; the document's other chunks come from cache."""
-        syncer = make_syncer(qdrant, settings, embedder)
+        syncer = make_syncer(index, settings, embedder)
         first = sync(syncer, corpus)
         path = corpus / "postgres/PostgresReplicationLag.md"
         path.write_text(PG_LAG.replace("ten minutes", "fifteen minutes"))
         report = sync(syncer, corpus)
-        lag_chunks = chunk_counts(qdrant, settings.qdrant_collection)[
+        lag_chunks = chunk_counts(index)[
             "postgres/PostgresReplicationLag.md"
         ]
         assert report.indexed_docs == 1
@@ -146,21 +147,21 @@ class TestIncrementalSync:
         assert report.embedded == lag_chunks
         assert report.embedded - report.from_cache == 1
         assert first.indexed_chunks == sum(
-            chunk_counts(qdrant, settings.qdrant_collection).values()
+            chunk_counts(index).values()
         )
 
     def test_revision_only_change_refreshes_the_payload_without_embedding(
-        self, corpus: Path, qdrant: QdrantClient, settings: Settings, embedder: Embedder
+        self, corpus: Path, index: Index, settings: Settings, embedder: Embedder
     ) -> None:
         """A front-matter comment changes the file's bytes (its revision) but no indexed
         field: nothing is re-embedded, and every chunk shows the new revision."""
-        syncer = make_syncer(qdrant, settings, embedder)
+        syncer = make_syncer(index, settings, embedder)
         sync(syncer, corpus)
         path = corpus / "postgres/PostgresReplicationLag.md"
         path.write_text(PG_LAG.replace("---\ntitle:", "---\n# owned by the db team\ntitle:", 1))
         report = sync(syncer, corpus)
         assert (report.indexed_docs, report.embedded, report.skipped) == (0, 0, 2)
-        points, _ = qdrant.scroll(settings.qdrant_collection, limit=1000, with_payload=True)
+        points, _ = index.scroll(EVERYTHING, 1000)
         revisions = {
             str((p.payload or {})[schema.F_REVISION])
             for p in points
@@ -169,17 +170,17 @@ class TestIncrementalSync:
         assert revisions == {hashlib.sha256(path.read_bytes()).hexdigest()}
 
     def test_shrunk_document_is_pruned_and_deleted_document_removed(
-        self, corpus: Path, qdrant: QdrantClient, settings: Settings, embedder: Embedder
+        self, corpus: Path, index: Index, settings: Settings, embedder: Embedder
     ) -> None:
         """Surplus chunks of a shorter document and all chunks of a deleted one disappear."""
-        syncer = make_syncer(qdrant, settings, embedder)
+        syncer = make_syncer(index, settings, embedder)
         sync(syncer, corpus)
-        before = chunk_counts(qdrant, settings.qdrant_collection)
+        before = chunk_counts(index)
         short = PG_LAG.split("## Diagnosis")[0]
         (corpus / "postgres/PostgresReplicationLag.md").write_text(short)
         (corpus / "postgres/PostgresDiskFull.md").unlink()
         report = sync(syncer, corpus)
-        after = chunk_counts(qdrant, settings.qdrant_collection)
+        after = chunk_counts(index)
         assert "postgres/PostgresDiskFull.md" not in after
         assert report.removed_docs == 1
         lag = "postgres/PostgresReplicationLag.md"
@@ -187,17 +188,17 @@ class TestIncrementalSync:
         assert report.pruned_chunks == before[lag] - after[lag]
         indexes = sorted(
             int((p.payload or {})["chunk_index"])
-            for p in qdrant.scroll(settings.qdrant_collection, limit=100, with_payload=True)[0]
+            for p in index.scroll(EVERYTHING, 100)[0]
         )
         assert indexes == list(range(after[lag]))
 
     def test_source_error_skips_pruning(
-        self, corpus: Path, qdrant: QdrantClient, settings: Settings, embedder: Embedder
+        self, corpus: Path, index: Index, settings: Settings, embedder: Embedder
     ) -> None:
         """A run with a broken file deletes nothing, not even truly deleted documents."""
-        syncer = make_syncer(qdrant, settings, embedder)
+        syncer = make_syncer(index, settings, embedder)
         sync(syncer, corpus)
-        before = chunk_counts(qdrant, settings.qdrant_collection)
+        before = chunk_counts(index)
         (corpus / "postgres/PostgresDiskFull.md").unlink()
         (corpus / "postgres/Broken.md").write_text("---\ntitle: [unclosed\n---\nbody text\n")
         with capture_logs() as logs:
@@ -205,26 +206,26 @@ class TestIncrementalSync:
         assert report.errors and report.errors[0].path == "postgres/Broken.md"
         assert report.prune_skipped
         assert report.removed_docs == 0
-        assert chunk_counts(qdrant, settings.qdrant_collection) == before
+        assert chunk_counts(index) == before
         assert any(e["event"] == "ingest.prune_skipped" for e in logs)
 
     def test_no_prune_option_keeps_deleted_documents(
-        self, corpus: Path, qdrant: QdrantClient, settings: Settings, embedder: Embedder
+        self, corpus: Path, index: Index, settings: Settings, embedder: Embedder
     ) -> None:
         """--no-prune leaves chunks of deleted documents in place."""
-        syncer = make_syncer(qdrant, settings, embedder)
+        syncer = make_syncer(index, settings, embedder)
         sync(syncer, corpus)
         (corpus / "postgres/PostgresDiskFull.md").unlink()
         report = sync(syncer, corpus, prune=False)
         assert report.removed_docs == 0
-        assert "postgres/PostgresDiskFull.md" in chunk_counts(qdrant, settings.qdrant_collection)
+        assert "postgres/PostgresDiskFull.md" in chunk_counts(index)
 
     def test_payload_follows_the_index_contract(
-        self, corpus: Path, qdrant: QdrantClient, settings: Settings, embedder: Embedder
+        self, corpus: Path, index: Index, settings: Settings, embedder: Embedder
     ) -> None:
         """Every point carries the payload fields search relies on, with front matter applied."""
-        sync(make_syncer(qdrant, settings, embedder), corpus)
-        points, _ = qdrant.scroll(settings.qdrant_collection, limit=100, with_payload=True)
+        sync(make_syncer(index, settings, embedder), corpus)
+        points, _ = index.scroll(EVERYTHING, 100)
         lag = [
             p for p in points if (p.payload or {})["path"] == "postgres/PostgresReplicationLag.md"
         ]
@@ -244,20 +245,20 @@ class TestIncrementalSync:
 
 class TestRedisCache:
     def test_flushed_redis_reembeds_nothing_unchanged(
-        self, corpus: Path, qdrant: QdrantClient, settings: Settings, embedder: Embedder
+        self, corpus: Path, index: Index, settings: Settings, embedder: Embedder
     ) -> None:
         """Qdrant holds the hashes, so a flushed cache costs nothing for unchanged documents."""
-        syncer = make_syncer(qdrant, settings, embedder)
+        syncer = make_syncer(index, settings, embedder)
         sync(syncer, corpus)
         redis.Redis.from_url(settings.redis_url).flushall()
         report = sync(syncer, corpus)
         assert (report.skipped, report.embedded) == (2, 0)
 
     def test_flushed_redis_reembeds_changed_document_fully(
-        self, corpus: Path, qdrant: QdrantClient, settings: Settings, embedder: Embedder
+        self, corpus: Path, index: Index, settings: Settings, embedder: Embedder
     ) -> None:
         """Without the cache, a changed document's chunks all go to the model again."""
-        syncer = make_syncer(qdrant, settings, embedder)
+        syncer = make_syncer(index, settings, embedder)
         sync(syncer, corpus)
         redis.Redis.from_url(settings.redis_url).flushall()
         path = corpus / "postgres/PostgresDiskFull.md"
@@ -270,14 +271,14 @@ class TestRedisCache:
     def test_new_index_recipe_rewrites_everything_from_cache(
         self,
         corpus: Path,
-        qdrant: QdrantClient,
+        index: Index,
         settings: Settings,
         embedder: Embedder,
         monkeypatch: pytest.MonkeyPatch,
     ) -> None:
         """An upgrade that changes the stored payload re-indexes every document once, and the
         model is not asked again: the texts it embeds did not change."""
-        syncer = make_syncer(qdrant, settings, embedder)
+        syncer = make_syncer(index, settings, embedder)
         sync(syncer, corpus)
         bumped = sync_module.INDEX_RECIPE_VERSION + 1
         monkeypatch.setattr(sync_module, "INDEX_RECIPE_VERSION", bumped)
@@ -304,13 +305,13 @@ class TestRedisCache:
         assert a.get_many(["same text"]) == [[0.5, 0.25]]
 
     def test_unreachable_redis_warns_once_and_syncs(
-        self, corpus: Path, qdrant: QdrantClient, settings: Settings, embedder: Embedder
+        self, corpus: Path, index: Index, settings: Settings, embedder: Embedder
     ) -> None:
         """No Redis: one warning, and the sync still indexes everything."""
         dead = f"redis://127.0.0.1:{free_port()}/0"
         with capture_logs() as logs:
             cache = EmbeddingCache(connect(dead), embedder.identity.dense)
-            report = Syncer(qdrant, settings.qdrant_collection, embedder, cache).run(
+            report = Syncer(index, embedder, cache).run(
                 SyncOptions.from_settings(Settings(), roots=[corpus], use_git=False)
             )
         assert report.indexed_docs == 2
@@ -319,62 +320,42 @@ class TestRedisCache:
 
 class TestModelIdentity:
     def test_mismatch_fails_before_writing(
-        self, corpus: Path, qdrant: QdrantClient, settings: Settings, embedder: Embedder
+        self, corpus: Path, index: Index, settings: Settings, embedder: Embedder
     ) -> None:
         """A collection built by another model is refused with instructions to re-index."""
         other = ModelIdentity(
             dense="some/other-model@fp32", dense_dim=384, sparse=embedder.identity.sparse
         )
-        schema.ensure_collection(qdrant, settings.qdrant_collection, other)
+        schema.ensure_collection(index, other)
         with pytest.raises(ConfigError, match=r"make ingest") as err:
-            sync(make_syncer(qdrant, settings, embedder), corpus)
+            sync(make_syncer(index, settings, embedder), corpus)
         assert "some/other-model@fp32" in str(err.value)
-        assert qdrant.count(settings.qdrant_collection).count == 0
+        assert index.count() == 0
 
     def test_dimension_mismatch_names_both_sizes(
-        self, qdrant: QdrantClient, settings: Settings, embedder: Embedder
+        self, index: Index, settings: Settings, embedder: Embedder
     ) -> None:
         """A collection of 768-dim vectors is refused, naming 768 and 384."""
-        qdrant.create_collection(
-            settings.qdrant_collection,
-            vectors_config={
-                schema.DENSE: models.VectorParams(size=768, distance=models.Distance.COSINE)
-            },
-            sparse_vectors_config={
-                schema.SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)
-            },
-        )
+        index.create(768)
         with pytest.raises(
             ConfigError, match=r"768-dim vectors but the configured model makes 384"
         ):
-            schema.verify_collection(qdrant, settings.qdrant_collection, embedder.identity)
+            schema.verify_collection(index, embedder.identity)
 
     def test_existing_collection_gains_missing_payload_indexes(
-        self,
-        qdrant: QdrantClient,
-        settings: Settings,
-        embedder: Embedder,
-        monkeypatch: pytest.MonkeyPatch,
+        self, index: Index, embedder: Embedder
     ) -> None:
-        """A collection from a release before `metrics` existed gets that field's index (and
-        only that one) the next time ingest opens it. Embedded Qdrant keeps no payload
-        indexes, so the older schema is what its `get_collection` is made to report."""
-        name = settings.qdrant_collection
-        schema.ensure_collection(qdrant, name, embedder.identity)
-        real_get = qdrant.get_collection
-        keyword = models.PayloadIndexInfo(data_type=models.PayloadSchemaType.KEYWORD, points=0)
-        older = {field: keyword for field in schema.KEYWORD_INDEXES if field != schema.F_METRICS}
-        created: list[str] = []
-        monkeypatch.setattr(
-            qdrant,
-            "get_collection",
-            lambda n: real_get(n).model_copy(update={"payload_schema": older}),
-        )
-        monkeypatch.setattr(
-            qdrant, "create_payload_index", lambda n, field, schema: created.append(field)
-        )
-        state = schema.ensure_collection(qdrant, name, embedder.identity)
-        assert (state.created, created) == (False, [schema.F_METRICS])
+        """A collection from a release before `metrics` existed gets that field's index the
+        next time ingest opens it."""
+        index.create(embedder.identity.dense_dim)
+        for field in schema.KEYWORD_INDEXES:
+            if field != schema.F_METRICS:
+                index.create_keyword_index(field)
+        index.update_metadata(schema.identity_metadata(embedder.identity))
+        assert schema.F_METRICS not in index.shape().indexed_fields
+        state = schema.ensure_collection(index, embedder.identity)
+        assert state.created is False
+        assert index.shape().indexed_fields == frozenset(schema.KEYWORD_INDEXES)
 
     def test_missing_model_dir_names_the_fix(self, tmp_path: Path) -> None:
         """An empty MODELS_DIR fails at load with the command that builds the models."""
@@ -413,12 +394,35 @@ class TestCli:
         assert "skipped 2 unchanged" in bad.stdout
 
 
+class TestMemo:
+    def test_a_memo_skips_unchanged_files_and_still_sees_edits(
+        self, corpus: Path, index: Index, settings: Settings, embedder: Embedder
+    ) -> None:
+        """With the memo of a long-running sync, an unchanged file is not read again, and an
+        edited one is (its size and mtime moved)."""
+        memo = SyncMemo()
+        cache = EmbeddingCache(connect(settings.redis_url), embedder.identity.dense)
+        syncer = Syncer(index, embedder, cache, memo)
+        assert sync(syncer, corpus).indexed_docs == 2
+        assert len(memo.documents) == 2 and len(memo.chunks) == 2
+        remembered = dict(memo.documents)
+        assert sync(syncer, corpus).skipped == 2
+        assert memo.documents == remembered
+        path = corpus / "postgres/PostgresDiskFull.md"
+        path.write_text(path.read_text() + "\n\nAlso check the WAL volume.\n")
+        report = sync(syncer, corpus)
+        assert (report.indexed_docs, report.skipped) == (1, 1)
+        points, _ = index.scroll(EVERYTHING, 1000)
+        assert any("WAL volume" in str(p.payload["text"]) for p in points)
+        assert len(memo.documents) == 2 and len(memo.chunks) == 2
+
+
 class TestChunkSettings:
     def test_changed_chunk_size_rechunks_unchanged_documents(
-        self, corpus: Path, qdrant: QdrantClient, settings: Settings, embedder: Embedder
+        self, corpus: Path, index: Index, settings: Settings, embedder: Embedder
     ) -> None:
         """A new CHUNK_MAX_CHARS re-indexes documents whose text did not change."""
-        syncer = make_syncer(qdrant, settings, embedder)
+        syncer = make_syncer(index, settings, embedder)
         sync(syncer, corpus)
         report = syncer.run(
             SyncOptions(roots=[corpus], chunk_max_chars=300, chunk_min_chars=50, use_git=False)

@@ -14,49 +14,61 @@ from pathlib import Path
 
 import pytest
 import redis.asyncio as aioredis
-from qdrant_client import QdrantClient, models
 
 from enricher.alert import Alert
 from enricher.feedback.store import FeedbackStore
 from enricher.index import schema
-from enricher.index.embedding import Embedder
+from enricher.index.connect import open_index
+from enricher.index.embedding import Embedder, SparseVector
+from enricher.index.engine import EVERYTHING, Equals, Filter, IndexPoint
 from enricher.search.decide import SearchConfig
 from enricher.search.searcher import QUOTE_SCAN_LIMIT, Searcher, _url_keys
 from enricher.settings import Settings
-from tests.conftest import REPO
+from tests.conftest import ENGINES, REPO, open_engine
 from tests.helpers import make_vote
 
 DEFAULT_CONFIG = SearchConfig.from_settings(Settings())
 
 
 class TestSoleQuoters:
-    def test_metrics_quoted_everywhere_vouch_for_nothing(self, embedder: Embedder) -> None:
+    def test_metrics_quoted_everywhere_vouch_for_nothing(
+        self, embedder: Embedder, tmp_path: Path
+    ) -> None:
         """Past QUOTE_SCAN_LIMIT quoting chunks the scan stops, and no runbook is vouched for
         (the chunks it did not read could be other runbooks quoting the same metric)."""
-        client = QdrantClient(":memory:")
-        client.create_collection("c", vectors_config={})
-        client.upsert(
-            "c",
+        index = open_index(Settings(qdrant_path=tmp_path))
+        index.create(2)
+        index.upsert(
             [
-                models.PointStruct(id=i, vector={}, payload={"doc_id": "a", "metrics": ["m_x"]})
+                IndexPoint(
+                    id=schema.point_id("a", i),
+                    dense=[1.0, 0.0],
+                    sparse=SparseVector([], []),
+                    payload={"doc_id": "a", "chunk_index": i, "metrics": ["m_x"]},
+                )
                 for i in range(QUOTE_SCAN_LIMIT)
-            ],
+            ]
         )
-        searcher = Searcher(client, "c", embedder, DEFAULT_CONFIG)
+        searcher = Searcher(index, embedder, DEFAULT_CONFIG)
         assert searcher._sole_quoters(["m_x"]) == {}
-        client.delete("c", points_selector=models.PointIdsList(points=[0]))
+        index.delete(Filter(must=(Equals("chunk_index", 0),)))
         assert searcher._sole_quoters(["m_x"]) == {"a": ("m_x",)}
+        index.close()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="module", params=ENGINES)
 def searcher(
-    golden_index: Path, embedder: Embedder, tmp_path_factory: pytest.TempPathFactory
+    request: pytest.FixtureRequest,
+    golden_index: Path,
+    embedder: Embedder,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[Searcher]:
+    """The golden index on each engine: every search case here runs on both."""
     path = tmp_path_factory.mktemp("search") / "qdrant"
     shutil.copytree(golden_index, path)
-    client = QdrantClient(path=str(path))
-    yield Searcher(client, Settings().qdrant_collection, embedder, DEFAULT_CONFIG)
-    client.close()
+    index = open_engine(request.param, path)
+    yield Searcher(index, embedder, DEFAULT_CONFIG)
+    index.close()
 
 
 def alert(name: str, service: str | None, summary: str, description: str = "") -> Alert:
@@ -155,8 +167,7 @@ class TestTiers:
         """With nothing confident, the best few in fused order still reach on-call, marked
         as leads; a confident match carries none."""
         strict = Searcher(
-            searcher.client,
-            searcher.collection,
+            searcher.index,
             searcher.embedder,
             replace(searcher.config, threshold=1.01, global_threshold=1.01),
             searcher.model,
@@ -234,9 +245,9 @@ class TestTiers:
     def test_index_has_the_payload_contract(self, searcher: Searcher) -> None:
         """Every point carries the fields search reads; first chunks carry the term sets,
         and the collection holds the corpus statistics."""
-        points, _ = searcher.client.scroll(searcher.collection, limit=1000, with_payload=True)
+        points, _ = searcher.index.scroll(EVERYTHING, 1000)
         for point in points:
-            payload = point.payload or {}
+            payload = point.payload
             for field in (
                 schema.F_DOC_ID,
                 schema.F_PATH,
@@ -256,7 +267,7 @@ class TestTiers:
             first = payload[schema.F_CHUNK_INDEX] == 0
             assert (schema.F_DOC_TERMS in payload) is first
             assert (schema.F_NAME_TERMS in payload) is first
-        stats = schema.read_stats(searcher.client, searcher.collection)
+        stats = schema.read_stats(searcher.index)
         assert stats is not None and stats.documents == 48
 
 

@@ -1,0 +1,106 @@
+"""The service's own sync: RUNBOOK_ROOTS into its index every SYNC_INTERVAL_S, in a thread.
+
+An embedded shard has one owner (enricher.index.edge), so a separate `python -m ingest`
+cannot write while the service serves; the service therefore syncs itself. The work runs
+in one worker thread, never on the event loop: embedding releases the GIL inside ONNX, and
+the engine's upserts hold it a few milliseconds a batch. The serving shard is never
+optimized here (HNSW takes seconds with the GIL held); see docs/PERFORMANCE.md.
+
+The Redis embedding cache and the hash plan keep a re-sync of unchanged runbooks from
+embedding anything, but reading, parsing and chunking every runbook still costs Python time
+(about 8 s at 1,500 runbooks here) that competes with the serving threads for the GIL. So a
+run is skipped while no markdown file under the roots changed its size or mtime, and a run
+reads and chunks only the files that changed (ingest.sync.SyncMemo). A git commit that
+leaves the bytes as they were refreshes the revision at the next real change.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import structlog
+
+from ingest.sync import Syncer, SyncOptions, SyncReport
+
+log = structlog.get_logger(__name__)
+
+
+class PeriodicSync:
+    def __init__(
+        self,
+        make_syncer: Callable[[], Syncer],
+        options: SyncOptions,
+        interval_s: float,
+        on_synced: Callable[[SyncReport], None],
+    ) -> None:
+        self._make_syncer = make_syncer
+        self._options = options
+        self._interval_s = interval_s
+        self._on_synced = on_synced
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="runbook-sync", daemon=True)
+        #: Set once the first sync has finished (successfully or not).
+        self.first_done = threading.Event()
+        self.last_error: str | None = None
+        self.runs = 0
+        self._synced: int | None = None
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self, timeout_s: float) -> None:
+        """Ask the loop to stop and wait for a running sync to finish (up to `timeout_s`)."""
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout_s)
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            self.run_once()
+            self.first_done.set()
+            self._stop.wait(self._interval_s)
+
+    def run_once(self) -> None:
+        files = fingerprint(self._options.roots)
+        if files == self._synced:
+            return
+        started = time.monotonic()
+        try:
+            report = self._make_syncer().run(self._options)
+        except Exception as exc:  # a failed sync keeps serving the index as it was
+            self.last_error = f"{type(exc).__name__}: {exc}"[:300]
+            log.error("sync.failed", error=self.last_error, next_in_s=self._interval_s)
+            return
+        self.last_error = None
+        self.runs += 1
+        # A run with a failed source is repeated: the file may be fixed without a change.
+        self._synced = None if report.errors else files
+        self._on_synced(report)
+        log.info(
+            "sync.done",
+            summary=report.summary(),
+            changed=report.indexed_docs + report.removed_docs + report.pruned_chunks,
+            source_errors=len(report.errors),
+            ms=round((time.monotonic() - started) * 1000),
+        )
+
+
+def fingerprint(roots: Sequence[Path]) -> int:
+    """The path, size and mtime of every markdown file under `roots`, hashed."""
+    entries: list[tuple[str, int, int]] = []
+    for root in roots:
+        for folder, subfolders, files in os.walk(root):
+            subfolders.sort()
+            for name in sorted(files):
+                if name.lower().endswith(".md"):
+                    path = os.path.join(folder, name)
+                    try:
+                        stat = os.stat(path)
+                    except OSError:  # deleted while walking: the sync will see it gone
+                        continue
+                    entries.append((path, stat.st_size, stat.st_mtime_ns))
+    return hash(tuple(entries))
