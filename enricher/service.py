@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import threading
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from importlib.metadata import entry_points
+from typing import Any, Protocol, cast
 
 import redis.asyncio as aioredis
 import structlog
@@ -35,14 +37,30 @@ from enricher.settings import Settings
 from enricher.slack.delivery import Delivery, build_delivery
 from enricher.slack.posting import Poster
 from enricher.slack.routing import parse_routes
-from ingest.cache import EmbeddingCache, connect
-from ingest.periodic import PeriodicSync
-from ingest.sync import Syncer, SyncMemo, SyncOptions
 
 log = structlog.get_logger(__name__)
 
 #: How long a stop waits for in-flight jobs before cancelling them.
 STOP_GRACE_S = 10.0
+#: The entry-point group a runbook syncer registers under (`ingest` does, in pyproject.toml):
+#: the service syncs RUNBOOK_ROOTS itself without the runtime importing `ingest`.
+SYNC_ENTRY_POINTS = "enricher.sync"
+
+
+class BackgroundSync(Protocol):
+    """Keeps the served index in step with the runbook roots, in its own thread."""
+
+    #: Set once the first run has finished, successfully or not.
+    first_done: threading.Event
+    last_error: str | None
+    runs: int
+
+    def start(self) -> None: ...
+
+    def stop(self, timeout_s: float) -> None: ...
+
+
+SyncFactory = Callable[[Settings, Index, Embedder, Callable[[], None]], BackgroundSync]
 
 
 @dataclass
@@ -57,7 +75,7 @@ class Services:
     redis: aioredis.Redis
     pool: Pool
     feedback: FeedbackLoop
-    sync: PeriodicSync | None
+    sync: BackgroundSync | None
 
     @classmethod
     def build(
@@ -141,7 +159,7 @@ class Services:
             redis=redis_client,
             pool=pool,
             feedback=feedback,
-            sync=_periodic_sync(settings, index, embedder, searcher),
+            sync=_background_sync(settings, index, embedder, searcher),
         )
 
     async def start(self) -> None:
@@ -204,22 +222,16 @@ class Services:
         return checks
 
 
-def _periodic_sync(
+def _background_sync(
     settings: Settings, index: Index, embedder: Embedder, searcher: Searcher
-) -> PeriodicSync | None:
+) -> BackgroundSync | None:
     if not settings.runbook_roots:
         return None
-    options = SyncOptions.from_settings(
-        settings, [Path(r) for r in settings.runbook_roots], use_git=settings.sync_use_git
-    )
-
-    memo = SyncMemo()
-
-    def make_syncer() -> Syncer:
-        # A fresh cache per run: one that lost Redis disables itself, and Redis may be back.
-        cache = EmbeddingCache(connect(settings.redis_url), embedder.identity.dense)
-        return Syncer(index, embedder, cache, memo)
-
-    return PeriodicSync(
-        make_syncer, options, settings.sync_interval_s, lambda _report: searcher.refresh()
-    )
+    found = sorted(entry_points(group=SYNC_ENTRY_POINTS), key=lambda e: e.name)
+    if not found:
+        raise ConfigError(
+            "RUNBOOK_ROOTS is set but no runbook syncer is installed: install the project "
+            "(`make setup`), or unset RUNBOOK_ROOTS and index with `python -m ingest`"
+        )
+    factory = cast(SyncFactory, found[0].load())
+    return factory(settings, index, embedder, searcher.refresh)

@@ -24,9 +24,31 @@ from pathlib import Path
 
 import structlog
 
-from ingest.sync import Syncer, SyncOptions, SyncReport
+from enricher.index.embedding import Embedder
+from enricher.index.engine import Index
+from enricher.settings import Settings
+from ingest.cache import EmbeddingCache, connect
+from ingest.sync import Syncer, SyncMemo, SyncOptions, SyncReport
 
 log = structlog.get_logger(__name__)
+
+
+def for_service(
+    settings: Settings, index: Index, embedder: Embedder, on_synced: Callable[[], None]
+) -> PeriodicSync:
+    """The service's sync of RUNBOOK_ROOTS into `index`, registered as the `enricher.sync`
+    entry point (pyproject.toml): the runtime finds it there and never imports `ingest`."""
+    options = SyncOptions.from_settings(
+        settings, [Path(r) for r in settings.runbook_roots], use_git=settings.sync_use_git
+    )
+    memo = SyncMemo()
+
+    def make_syncer() -> Syncer:
+        # A fresh cache per run: one that lost Redis disables itself, and Redis may be back.
+        cache = EmbeddingCache(connect(settings.redis_url), embedder.identity.dense)
+        return Syncer(index, embedder, cache, memo)
+
+    return PeriodicSync(make_syncer, options, settings.sync_interval_s, lambda _: on_synced())
 
 
 class PeriodicSync:
