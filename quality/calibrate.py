@@ -39,8 +39,9 @@ from enricher.search.evidence import FEATURES
 from enricher.settings import Settings
 from quality import plot
 from quality.cases import Case, load_cases
-from quality.eval import EvalIndex, cases_only, choose_split, left_out_only, run_case_ranked
+from quality.eval import EvalIndex, choose_split, run_case_ranked
 from quality.metrics import Metrics, Outcome, compute_metrics
+from quality.tables import cases_only, left_out_only
 
 #: L2 penalty of the fit (on standardized features).
 L2 = 1.0

@@ -57,21 +57,27 @@ from ingest.sync import Syncer, SyncOptions, SyncReport
 from quality.cases import Case, CaseError, load_cases
 from quality.metrics import (
     RANK_DEPTH,
-    Metrics,
     Outcome,
     baseline,
     by_kind,
     check_gate,
     compute_metrics,
     in_split,
-    lead_counts,
+)
+from quality.tables import (
+    LEFT_OUT,
+    cases_only,
+    failure_line,
+    kind_rows,
+    leads_line,
+    left_out_only,
+    metrics_table,
+    splits,
 )
 
 log = structlog.get_logger(__name__)
 
 COLLECTION = "eval"
-#: The row of the left-out runs: every labelled case again without its runbook.
-LEFT_OUT = "left-out near miss"
 
 
 # --- running -------------------------------------------------------------------------------
@@ -287,28 +293,6 @@ def evaluate(
 # --- output --------------------------------------------------------------------------------
 
 
-def _fmt(value: float | None, digits: int = 2) -> str:
-    return "–" if value is None else f"{value:.{digits}f}"
-
-
-def metrics_row(label: str, m: Metrics, width: int) -> str:
-    return (
-        f"{label:<{width}} {m.cases:>4} {m.expecting:>4} {m.null:>4}  "
-        f"{_fmt(m.recall_at_1):>5} {_fmt(m.recall_at_3):>5} {_fmt(m.mrr_at_5, 3):>6} "
-        f"{_fmt(m.precision):>5} {_fmt(m.no_match_accuracy):>7} {_fmt(m.false_match_share):>6} "
-        f"{_fmt(m.lead_recall):>5} {_fmt(m.actionable_share):>5}"
-    )
-
-
-def metrics_table(rows: Sequence[tuple[str, Metrics]]) -> str:
-    width = max([len(label) for label, _ in rows] + [12])
-    head = (
-        f"{'':<{width}} {'n':>4} {'exp':>4} {'null':>4}  {'R@1':>5} {'R@3':>5} "
-        f"{'MRR@5':>6} {'prec':>5} {'noMatch':>7} {'falseM':>6} {'leads':>5} {'steps':>5}"
-    )
-    return "\n".join([head, *(metrics_row(label, m, width) for label, m in rows)])
-
-
 def config_json(run: Run, evaluation: Evaluation, settings: Settings) -> dict[str, Any]:
     return {
         **asdict(run.config),
@@ -316,24 +300,6 @@ def config_json(run: Run, evaluation: Evaluation, settings: Settings) -> dict[st
         "chunk_max_chars": settings.chunk_max_chars,
         "chunk_min_chars": settings.chunk_min_chars,
     }
-
-
-def cases_only(outcomes: Iterable[Outcome]) -> list[Outcome]:
-    """The cases as labelled (not their left-out near-miss runs)."""
-    return [o for o in outcomes if o.left_out is None]
-
-
-def left_out_only(outcomes: Iterable[Outcome]) -> list[Outcome]:
-    return [o for o in outcomes if o.left_out is not None]
-
-
-def kind_rows(outcomes: Sequence[Outcome]) -> list[tuple[str, Metrics]]:
-    """Per kind, then the left-out near misses (when run), then overall (cases only)."""
-    cases = cases_only(outcomes)
-    rows = list(by_kind(cases).items())
-    if left := left_out_only(outcomes):
-        rows.append((LEFT_OUT, compute_metrics(left)))
-    return [*rows, ("overall", compute_metrics(cases))]
 
 
 def summary(evaluation: Evaluation, split: str, settings: Settings) -> dict[str, Any]:
@@ -345,7 +311,7 @@ def summary(evaluation: Evaluation, split: str, settings: Settings) -> dict[str,
         "by_kind": {k: m.to_json() for k, m in by_kind(cases).items()},
         "by_split": {
             s: compute_metrics(cases_only(in_split(evaluation.main.outcomes, s))).to_json()
-            for s in _splits(evaluation.main.outcomes)
+            for s in splits(evaluation.main.outcomes)
         },
         "errors": len(evaluation.errors),
         "corpus": {
@@ -365,10 +331,6 @@ def summary(evaluation: Evaluation, split: str, settings: Settings) -> dict[str,
     return out
 
 
-def _splits(outcomes: Iterable[Outcome]) -> list[str]:
-    return [*sorted({o.split for o in outcomes if o.split is not None}), "all"]
-
-
 def report_text(evaluation: Evaluation, split: str, *, failures: bool = False) -> str:
     main = in_split(evaluation.main.outcomes, split)
     lines = [
@@ -385,14 +347,14 @@ def report_text(evaluation: Evaluation, split: str, *, failures: bool = False) -
         metrics_table(
             [
                 (s, compute_metrics(cases_only(in_split(evaluation.main.outcomes, s))))
-                for s in _splits(evaluation.main.outcomes)
+                for s in splits(evaluation.main.outcomes)
             ]
         ),
     ]
     lines += ["", "no-match pages (leads: closest runbooks named as not confident):"]
     lines += [
         leads_line(s, cases_only(evaluation.main.outcomes))
-        for s in _splits(evaluation.main.outcomes)
+        for s in splits(evaluation.main.outcomes)
     ]
     if len(evaluation.runs) > 1:
         lines += [
@@ -411,23 +373,6 @@ def report_text(evaluation: Evaluation, split: str, *, failures: bool = False) -
         lines += ["", f"failures, split {split}:"]
         lines += [failure_line(o) for o in main if not o.ok] or ["  none"]
     return "\n".join(lines)
-
-
-def leads_line(split: str, outcomes: Iterable[Outcome]) -> str:
-    c = lead_counts(in_split(outcomes, split))
-    return (
-        f"  {split:8} right runbook among the leads {c.found}/{c.missed} of the missed cases; "
-        f"leads shown on {c.shown}/{c.quiet} pages that expect no runbook"
-    )
-
-
-def failure_line(o: Outcome) -> str:
-    got = f"matched {o.top}" if o.status == "matched" else o.status
-    ranked = ", ".join(f"{d} {s:.3f}" for d, s in zip(o.docs[:3], o.scores[:3], strict=True))
-    return (
-        f"  {o.id} [{o.kind}] expected {o.expected or 'no match'}: {got} "
-        f"(tier {o.tier}, rank {o.rank or '-'}; {ranked})"
-    )
 
 
 def write_outcomes(path: Path, outcomes: Iterable[Outcome]) -> None:

@@ -28,8 +28,9 @@ from enricher.errors import ConfigError
 from enricher.search.feedback import Tallies, Tally
 from enricher.search.names import name_key
 from quality.cases import Case
-from quality.eval import EvalIndex, metrics_table, prepare, run_case_ranked
+from quality.eval import EvalIndex, prepare, run_case_ranked
 from quality.metrics import RANK_DEPTH, Outcome, compute_metrics
+from quality.tables import metrics_table
 
 #: Alert name key -> runbook path -> votes.
 Book = dict[str, dict[str, Tally]]

@@ -34,20 +34,12 @@ from enricher import logs
 from enricher.errors import ConfigError
 from enricher.settings import Settings, load_settings
 from quality.cases import Case, load_cases
-from quality.eval import (
-    LEFT_OUT,
-    EvalIndex,
-    Evaluation,
-    cases_only,
-    evaluate,
-    kind_rows,
-    left_out_only,
-    report_text,
-)
+from quality.eval import EvalIndex, Evaluation, evaluate, report_text
 from quality.metrics import Metrics, baseline, check_gate, compute_metrics, in_split
 from quality.replay import Replay, book_from_export, replay
 from quality.replay import report_text as replay_text
 from quality.replay import summary as replay_summary
+from quality.tables import LEFT_OUT, cases_only, kind_rows, left_out_only
 from scripts.corpus_gen.cases import cases_for, save
 from scripts.corpus_gen.generate import runbooks, write_corpus
 

@@ -20,12 +20,9 @@ from enricher.result import Status
 from enricher.settings import Settings
 from quality.cases import Case, CaseError, load_cases, parse_case
 from quality.eval import (
-    LEFT_OUT,
     Evaluation,
-    cases_only,
     choose_split,
     evaluate,
-    left_out_only,
     main,
     report_text,
     summary,
@@ -40,6 +37,7 @@ from quality.metrics import (
     compute_metrics,
     in_split,
 )
+from quality.tables import LEFT_OUT, cases_only, left_out_only
 from tests.conftest import MODELS_DIR
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "eval"
