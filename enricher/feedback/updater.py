@@ -34,6 +34,20 @@ DIRTY = "rbe:fb:dirty"
 #: Attempts of one update before it is left for the next process start.
 MAX_ATTEMPTS = 8
 MAX_BACKOFF_S = 60.0
+#: How long a stop waits for a cancelled background task before leaving it behind.
+STOP_WAIT_S = 5.0
+
+
+async def stop_task(task: asyncio.Task[None] | None, what: str) -> None:
+    """Cancel a background task and wait for it, at most STOP_WAIT_S: a task that does not
+    end (one swallowed its cancellation inside a client library) must not hold up the
+    service's shutdown. What it was doing is in Redis and is picked up at the next start."""
+    if task is None or task.done():
+        return
+    task.cancel()
+    done, _ = await asyncio.wait({task}, timeout=STOP_WAIT_S)
+    if not done:
+        log.warning("service.task_left_running", task=what, waited_s=STOP_WAIT_S)
 
 _DONE = """
 if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then
@@ -71,10 +85,7 @@ class MessageUpdater:
             self._queue.put_nowait(text(page))
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with suppress(asyncio.CancelledError):
-                await self._task
+        await stop_task(self._task, "feedback-updater")
 
     async def update(self, page: str) -> None:
         """Rewrite one page's votes lines, if an update is still waiting for it."""

@@ -19,6 +19,7 @@ from redis.exceptions import RedisError
 
 from enricher.errors import DeliveryFailed
 from enricher.feedback.store import FeedbackStore
+from enricher.feedback.updater import stop_task
 from enricher.gaps.store import Gap, GapStore
 from enricher.slack.posting import Poster
 from enricher.slack.render import SlackMessage
@@ -118,10 +119,7 @@ class Digest:
         self._task = asyncio.create_task(self._run(), name="gap-digest")
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with suppress(asyncio.CancelledError):
-                await self._task
+        await stop_task(self._task, "gap-digest")
 
     async def _run(self) -> None:
         while True:
