@@ -58,6 +58,9 @@ class SearchResult:
     matches: tuple[Match, ...] = field(default_factory=tuple)
     #: With "no_match" only: the closest runbooks, shown to on-call as not confident.
     leads: tuple[Match, ...] = field(default_factory=tuple)
+    #: With "no_match" only: the first lead is likely the alert's runbook though below the
+    #: bar (enricher.search.decide.likely); it then carries its steps.
+    likely: bool = False
     #: Why search was unavailable, for logs and the Slack note; never contains secrets.
     reason: str | None = None
     #: The alert's runbook_url when it named no indexed runbook (the page says so).
@@ -69,4 +72,5 @@ class SearchResult:
             "tier": self.tier,
             "matches": [asdict(m) for m in self.matches],
             "leads": [asdict(m) for m in self.leads],
+            "likely": self.likely,
         }

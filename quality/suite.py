@@ -1,8 +1,9 @@
-"""`make eval`: retrieval quality on three corpora, side by side, and the CI gate.
+"""`make eval`: retrieval quality on four corpora, side by side, and the CI gate.
 
 1. golden/ (the test split): the hand-written corpus of this repository;
-2. the real dev slice in ../shared/data/prom-runbooks, when it is there: the public
-   prometheus-operator runbooks with alerts built from the real kube-prometheus rules;
+2. the real dev slices in ../shared/data/prom-runbooks and ../shared/data/openshift-runbooks,
+   when they are there: public runbooks with alerts built from the real rules that page
+   on them (kube-prometheus and etcd; eight OpenShift operators);
 3. a synthetic corpus from scripts/corpus_gen at `--synthetic N` runbooks (1,000 by
    default), with cases generated the same way (exact, renamed, reworded, PagerDuty
    titles, near misses, noise), its test split.
@@ -15,8 +16,10 @@
 Every labelled case also runs with its runbook left out of the index, which turns it into
 a near miss (quality.eval --leave-out). Each corpus gets its per-kind table, and a last
 table puts the kinds side by side. The gate holds golden and the real dev slice to their
-recorded baselines (`--gate DIR`: `golden.json`, `prom-runbooks.json`); `--record DIR`
-writes them. The last stdout line is JSON.
+recorded baselines (`--gate DIR`: `golden.json`, `prom-runbooks.json`,
+`openshift-runbooks.json`); `--record DIR` writes them. A last table scores the pages as
+on-call reads them (quality.pages: first runbook on the page, calibration error), and a
+reliability diagram per corpus goes to `--diagrams DIR`. The last stdout line is JSON.
 """
 
 from __future__ import annotations
@@ -33,7 +36,9 @@ from typing import Any
 from enricher import logs
 from enricher.errors import ConfigError
 from enricher.settings import Settings, load_settings
+from quality import pages
 from quality.cases import Case, load_cases
+from quality.diagram import reliability_png
 from quality.eval import EvalIndex, Evaluation, evaluate, report_text
 from quality.metrics import Metrics, baseline, check_gate, compute_metrics, in_split
 from quality.replay import Replay, book_from_export, replay
@@ -44,7 +49,9 @@ from scripts.corpus_gen.cases import cases_for, save
 from scripts.corpus_gen.generate import runbooks, write_corpus
 
 REPO = Path(__file__).resolve().parent.parent
-PROM = REPO.parent / "shared" / "data" / "prom-runbooks"
+SHARED = REPO.parent / "shared" / "data"
+#: The released real dev slices, by name: gated when present.
+REAL = ("prom-runbooks", "openshift-runbooks")
 SYNTHETIC_SEED = 7
 
 
@@ -68,12 +75,10 @@ def corpora(synthetic_root: Path | None, feedback: tuple[Path, Path] | None = No
             "golden.json",
         )
     ]
-    if (PROM / "cases.jsonl").is_file():
-        found.append(
-            Corpus(
-                "prom-runbooks", PROM / "corpus", PROM / "cases.jsonl", "dev", "prom-runbooks.json"
-            )
-        )
+    for name in REAL:
+        if (SHARED / name / "cases.jsonl").is_file():
+            root = SHARED / name
+            found.append(Corpus(name, root / "corpus", root / "cases.jsonl", "dev", f"{name}.json"))
     if synthetic_root is not None:
         found.append(
             Corpus(
@@ -123,6 +128,39 @@ def side_by_side(results: Sequence[tuple[Corpus, Evaluation]]) -> str:
     return "\n".join(lines)
 
 
+def decision_table(results: Sequence[tuple[Corpus, Evaluation]]) -> str:
+    """Per corpus and kind, the page as on-call reads it (quality.pages)."""
+    lines = [f"{'corpus':<19} {'kind':<21} {'n':>4} {pages.HEADER}"]
+    for corpus, evaluation in results:
+        shown = corpus_pages(corpus, evaluation)
+        kinds = sorted({p.outcome.kind for p in shown if p.outcome.left_out is None})
+        for kind in kinds:
+            subset = [p for p in shown if p.outcome.kind == kind and p.outcome.left_out is None]
+            lines.append(
+                f"{corpus.name[:19]:<19} {kind[:21]:<21} {len(subset):>4} "
+                f"{pages.score(subset).row()}"
+            )
+        lines.append(
+            f"{corpus.name[:19]:<19} {'all':<21} {len(shown):>4} {pages.score(shown).row()}"
+        )
+    return "\n".join(lines)
+
+
+def corpus_pages(corpus: Corpus, evaluation: Evaluation) -> list[pages.Page]:
+    return [pages.from_outcome(o) for o in in_split(evaluation.main.outcomes, corpus.split)]
+
+
+def write_diagrams(results: Sequence[tuple[Corpus, Evaluation]], out: Path) -> None:
+    for corpus, evaluation in results:
+        shown = corpus_pages(corpus, evaluation)
+        reliability_png(
+            out / f"reliability-{corpus.name}.png",
+            f"{corpus.name} ({corpus.split})",
+            pages.reliability(shown),
+            pages.calibration_error(shown),
+        )
+
+
 def _fmt(value: float | None) -> str:
     return "–" if value is None else f"{value:.2f}"
 
@@ -166,6 +204,7 @@ def summary(results: Sequence[tuple[Corpus, Evaluation]]) -> dict[str, Any]:
             "overall": compute_metrics(cases_only(main)).to_json(),
             "by_kind": {k: m.to_json() for k, m in kind_rows(main) if k != "overall"},
             "left_out": compute_metrics(left_out_only(main)).to_json(),
+            "pages": pages.score(corpus_pages(corpus, evaluation)).to_json(),
         }
     return out
 
@@ -193,6 +232,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="DIR",
         default=REPO / "golden" / "runbooks",
         help="the runbooks the votes were cast on (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--diagrams",
+        type=Path,
+        metavar="DIR",
+        default=REPO / "eval-out",
+        help="where the reliability diagrams go, one PNG per corpus (default: %(default)s)",
     )
     args = parser.parse_args(argv)
     feedback = (args.feedback, args.feedback_corpus) if args.feedback else None
@@ -230,6 +276,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("=== side by side (R@1 for kinds that expect a runbook, no-match accuracy for the")
     print("    others; falseM: wrong runbooks over matched answers)")
     print(side_by_side(results))
+    print()
+    print("=== the pages as on-call reads them (quality.pages)")
+    print(pages.LEGEND)
+    print(decision_table(results))
+    write_diagrams(results, args.diagrams)
+    print(f"reliability diagrams in {args.diagrams}/")
     for problem in problems:
         print(f"gate failed: {problem}", file=sys.stderr)
     result = summary(results)

@@ -44,6 +44,8 @@ class SearchConfig:
     #: On "no confident match", up to this many runbooks are still named as leads, marked
     #: as not confident (0: none), when the best of them reaches the model's lead floor.
     max_leads: int = 3
+    #: Below the bar, a first lead at or above this probability is named "likely" (LIKELY).
+    likely: float = 0.2
     #: Candidates each retriever contributes (wider than top_k on purpose).
     prefetch_limit: int = 24
     #: How many BM25 hits to read for the lexical reading.
@@ -115,16 +117,33 @@ def decide(ranking: Ranking, config: SearchConfig) -> tuple[Candidate, ...]:
 
 
 def leads(ranking: Ranking, config: SearchConfig) -> tuple[Candidate, ...]:
-    """The runbooks worth a look when nothing is confident: the best few, in fused order.
+    """The runbooks worth a look when nothing is confident: the best few, in fused order,
+    each at or above the model's lead floor. Below it a runbook's evidence is no better
+    than an off-topic alert's (the probability says it is wrong 19 times in 20), so it is
+    not named at all rather than named as one more equal lead."""
+    top = ranking.candidates[: max(config.max_leads, 0)]
+    return tuple(c for c in top if c.score >= ranking.lead_floor)
 
-    Only when the best of them reaches the model's lead floor: below it the evidence is no
-    better than an off-topic alert's, so nothing is named rather than something random.
-    The others are named by rank, not by their own probability, which is low by
-    construction (each is measured against the better one above it).
-    """
-    if not ranking.candidates or ranking.candidates[0].score < ranking.lead_floor:
-        return ()
-    return ranking.candidates[: max(config.max_leads, 0)]
+
+def likely(ranking: Ranking, config: SearchConfig) -> bool:
+    """Whether the first lead is *likely* the alert's runbook, though below the bar: the
+    page then names it as such, with its probability and what to do, instead of as one of
+    several equal leads."""
+    found = leads(ranking, config)
+    return bool(found) and found[0] is ranking.candidates[0] and found[0].score >= config.likely
+
+
+def quoted_by(
+    metrics: Sequence[str], payloads: Sequence[Mapping[str, Any]]
+) -> dict[str, frozenset[str]]:
+    """Doc id -> the metrics of `metrics` that its chunks among `payloads` quote."""
+    wanted = set(metrics)
+    out: dict[str, set[str]] = {}
+    for payload in payloads:
+        found = wanted.intersection(payload.get(schema.F_METRICS, []))
+        if found:
+            out.setdefault(str(payload[schema.F_DOC_ID]), set()).update(found)
+    return {doc: frozenset(found) for doc, found in out.items()}
 
 
 def sole_quoters(
@@ -132,13 +151,12 @@ def sole_quoters(
 ) -> dict[str, tuple[str, ...]]:
     """Doc id -> the metrics that, among the chunk `payloads`, only that document quotes
     (in the order of `metrics`)."""
-    quoted_by: dict[str, set[str]] = {metric: set() for metric in metrics}
-    for payload in payloads:
-        for metric in payload.get(schema.F_METRICS, []):
-            if metric in quoted_by:
-                quoted_by[metric].add(str(payload[schema.F_DOC_ID]))
+    docs_of: dict[str, set[str]] = {metric: set() for metric in metrics}
+    for doc, found in quoted_by(metrics, payloads).items():
+        for metric in found:
+            docs_of[metric].add(doc)
     sole: dict[str, tuple[str, ...]] = {}
-    for metric, docs in quoted_by.items():
+    for metric, docs in docs_of.items():
         if len(docs) == 1:
             (doc,) = docs
             sole[doc] = (*sole.get(doc, ()), metric)
@@ -154,5 +172,7 @@ __all__ = [
     "SearchConfig",
     "decide",
     "leads",
+    "likely",
+    "quoted_by",
     "sole_quoters",
 ]

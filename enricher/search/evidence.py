@@ -22,14 +22,22 @@ scale moves from corpus to corpus.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from enricher.index.stats import CorpusStats
+from enricher.search.names import split_identifier
 
 #: A names reading votes when its best runbook's name is at least this much spelled out by
 #: the alert's rule, and by this much more than the next runbook's: a clear winner.
 NAME_VOTE_COVERAGE = 0.6
 NAME_VOTE_MARGIN = 0.2
+#: The alignment reading votes for a runbook whose name lines up with the alert's this well,
+#: and clearly better than the next one's: an acronym or a suffix away from an exact name.
+ALIGN_VOTE = 0.75
+ALIGN_MARGIN = 0.2
+#: An alignment this high is the alert's own name, shortened or suffixed (MCC for Machine
+#: Config Controller, `…Alert` added).
+SAME_NAME_ALIGNMENT = 0.95
 #: Idf weight exponent of `content_coverage`: rare words (what this alert is about) count
 #: far more than words every runbook of the family shares.
 COVERAGE_POWER = 2.0
@@ -47,6 +55,14 @@ FEATURES = (
     "name_margin",
     "quotes_metric",
     "service_match",
+    "name_recall",
+    "name_recall_margin",
+    "alert_name_held",
+    "name_alignment",
+    "metric_share",
+    "name_fit",
+    "unlike_sibling",
+    "unlike_others",
 )
 
 
@@ -60,6 +76,8 @@ class Readings:
     lexical: Mapping[str, float]
     #: Share of each document's name spelled out by the rule's metrics and literals.
     names: Mapping[str, float]
+    #: How well each document's name lines up with the alert's name (`name_alignment`).
+    aligned: Mapping[str, float] = field(default_factory=dict)
 
 
 def ranks(scores: Mapping[str, float]) -> dict[str, int]:
@@ -68,13 +86,18 @@ def ranks(scores: Mapping[str, float]) -> dict[str, int]:
     return {doc: rank for rank, doc in enumerate(order, start=1)}
 
 
-def name_vote(names: Mapping[str, float]) -> dict[str, int]:
-    """The names reading's ranks, or nothing when it has no clear winner."""
+def name_vote(
+    names: Mapping[str, float],
+    coverage: float = NAME_VOTE_COVERAGE,
+    margin: float = NAME_VOTE_MARGIN,
+) -> dict[str, int]:
+    """A name reading's ranks, or nothing when it has no clear winner (`coverage` at
+    least, by `margin` over the next)."""
     order = sorted(names, key=lambda doc: -names[doc])
-    if not order or names[order[0]] < NAME_VOTE_COVERAGE:
+    if not order or names[order[0]] < coverage:
         return {}
     second = names[order[1]] if len(order) > 1 else 0.0
-    if names[order[0]] - second < NAME_VOTE_MARGIN:
+    if names[order[0]] - second < margin:
         return {}
     return {doc: rank for rank, doc in enumerate(order, start=1)}
 
@@ -82,7 +105,8 @@ def name_vote(names: Mapping[str, float]) -> dict[str, int]:
 def fuse(readings: Readings, k: int) -> list[str]:
     """Documents by reciprocal rank fusion of the readings, best first."""
     fused: dict[str, float] = {}
-    for ranking in (ranks(readings.dense), ranks(readings.lexical), name_vote(readings.names)):
+    votes = (name_vote(readings.names), name_vote(readings.aligned, ALIGN_VOTE, ALIGN_MARGIN))
+    for ranking in (ranks(readings.dense), ranks(readings.lexical), *votes):
         for doc, rank in ranking.items():
             fused[doc] = fused.get(doc, 0.0) + 1.0 / (k + rank)
     return sorted(fused, key=lambda doc: -fused[doc])
@@ -99,9 +123,7 @@ def name_coverage(stats: CorpusStats, evidence: Iterable[int]) -> dict[str, floa
     return {doc: hit / stats.name_mass[doc] for doc, hit in hits.items() if stats.name_mass[doc]}
 
 
-def content_coverage(
-    stats: CorpusStats, content: Sequence[int], doc_terms: Iterable[int]
-) -> float:
+def content_coverage(stats: CorpusStats, content: Sequence[int], doc_terms: Iterable[int]) -> float:
     """Share of the alert's wording the document holds, each known word weighted by its
     idf squared. Words no runbook uses weigh nothing (see CorpusStats.known)."""
     weights: dict[int, float] = {t: stats.idf(t) ** COVERAGE_POWER for t in stats.known(content)}
@@ -123,6 +145,110 @@ def known_share(stats: CorpusStats, content: Sequence[int]) -> float:
     return sum(stats.idf(t) for t in stats.known(terms)) / total
 
 
+def name_recall(stats: CorpusStats, doc: str, alert_terms: Iterable[int]) -> float:
+    """Share (by name idf) of the document's own name that the alert spells anywhere: in
+    its name, labels, annotations or rule. A sibling runbook is named for what the alert is
+    *not* (`…Critical` for a warning, `DuplicateTimestamps` for out-of-order ones), and
+    that part of its name is missing from the alert; the alert's own runbook is named for
+    what its annotations describe, so a renamed alert still spells most of it."""
+    terms = stats.names.get(doc, ())
+    mass = stats.name_mass.get(doc, 0.0)
+    if not terms or mass <= 0:
+        return 0.0
+    held = set(alert_terms)
+    return sum(stats.name_idf(t) for t in terms if t in held) / mass
+
+
+def name_fit(stats: CorpusStats, doc: str, alert_name_terms: Iterable[int]) -> float:
+    """Share (by name idf) of the alert name's *naming* words that the document's name
+    holds. A naming word is one some runbook of this corpus is named with; the alert's
+    other words (a team's own `Payments…TooOften`) say nothing either way. A near miss is
+    usually named like its siblings, in the corpus's own vocabulary, and the word that sets
+    it apart (`Warning` beside `…Critical`, `Down` beside `…Errors`) names no part of the
+    sibling: that is evidence against it. 1 when the alert's name has no naming word."""
+    naming = [t for t in dict.fromkeys(alert_name_terms) if stats.name_df.get(t, 0) > 0]
+    total = sum(stats.name_idf(t) for t in naming)
+    if total <= 0:
+        return 1.0
+    own = set(stats.names.get(doc, ()))
+    return sum(stats.name_idf(t) for t in naming if t in own) / total
+
+
+def name_words(name: str) -> list[str]:
+    """A name as lower-case words (`MCCDrainError` -> mcc, drain, error)."""
+    return [w.lower() for w in split_identifier(name).split()]
+
+
+def _joined_span(word: str, name: Sequence[str]) -> int:
+    """How many leading words of `name` the one alert word stands for: their initials
+    (`mcc` / machine config controller, 2-5 words) or themselves run together (`mdscpu` /
+    mds cpu, which a run of capitals makes); 0 when neither."""
+    for span in range(min(5, len(name)), 1, -1):
+        words = name[:span]
+        if "".join(w[0] for w in words) == word or (span <= 3 and "".join(words) == word):
+            return span
+    return 0
+
+
+def _same(word: str, other: str) -> bool:
+    return word == other or (
+        min(len(word), len(other)) >= 4 and (word.startswith(other) or other.startswith(word))
+    )
+
+
+def _aligned(alert: Sequence[str], name: Sequence[str]) -> tuple[int, int]:
+    """(alert words matched, name words matched) by the best in-order alignment (a small
+    dynamic programme; names are a few words): a word matches the same word or one it
+    starts (4+ letters: `replica` / `replicas`), or a run of name words (`_joined_span`),
+    the way teams shorten long names. Unmatched words on either side are skipped."""
+    best: dict[tuple[int, int], tuple[int, int]] = {}
+    for i in range(len(alert), -1, -1):
+        for j in range(len(name), -1, -1):
+            if i == len(alert) or j == len(name):
+                best[i, j] = (0, 0)
+                continue
+            options = [best[i + 1, j], best[i, j + 1]]
+            if _same(alert[i], name[j]):
+                a, b = best[i + 1, j + 1]
+                options.append((a + 1, b + 1))
+            span = _joined_span(alert[i], name[j:])
+            if span:
+                a, b = best[i + 1, j + span]
+                options.append((a + 1, b + span))
+            best[i, j] = max(options, key=sum)
+    return best[0, 0]
+
+
+def name_alignment(alert_name: str, names: Iterable[str]) -> float:
+    """How well the alert's name and the runbook's best name line up word for word, in
+    0..1 (the harmonic mean of the two sides' matched shares): 1 for the same words in the
+    same order, high for `SouthboundStale` / `SouthboundStaleAlert` or an acronym of the
+    runbook's name, low for a sibling that shares the family's first words only."""
+    alert = name_words(alert_name)
+    best = 0.0
+    if not alert:
+        return best
+    for name in names:
+        words = name_words(name)
+        if not words:
+            continue
+        hit_alert, hit_name = _aligned(alert, words)
+        if hit_alert and hit_name:
+            a, b = hit_alert / len(alert), hit_name / len(words)
+            best = max(best, 2 * a * b / (a + b))
+    return best
+
+
+def unlike(alignment: float) -> float:
+    """Evidence from how the alert's name lines up with a runbook's: full for its own name
+    (`SAME_NAME_ALIGNMENT` up), and otherwise the less alike the better. An alert named in
+    the corpus's own style, most words shared with a runbook but not all, is a sibling of
+    that runbook: another alert of the family (`…Warning` beside `…Critical`), whose own
+    runbook is missing. A team's own name for the alert shares few words with any runbook
+    and leaves the decision to what the alert says."""
+    return 1.0 if alignment >= SAME_NAME_ALIGNMENT else 1.0 - alignment
+
+
 def features(
     doc: str,
     readings: Readings,
@@ -131,8 +257,18 @@ def features(
     known: float,
     quotes_metric: bool,
     service_match: bool,
+    recall: Mapping[str, float] | None = None,
+    alert_name_held: float = 0.0,
+    alignment: float = 0.0,
+    metric_share: float = 0.0,
+    fit: float = 0.0,
 ) -> dict[str, float]:
-    """The decision's view of one candidate, relative to the others the search found."""
+    """The decision's view of one candidate, relative to the others the search found.
+    `recall`: `name_recall` of every scored candidate, for this one's margin over the
+    best sibling."""
+    recall = recall or {}
+    own_recall = recall.get(doc, 0.0)
+    other_recall = max((v for d, v in recall.items() if d != doc), default=0.0)
     cosine = readings.dense.get(doc, 0.0)
     other_cosine = max((v for d, v in readings.dense.items() if d != doc), default=0.0)
     best_lexical = max(readings.lexical.values(), default=0.0)
@@ -150,6 +286,15 @@ def features(
         "name_margin": names - other_names,
         "quotes_metric": float(quotes_metric),
         "service_match": float(service_match),
+        "name_recall": own_recall,
+        "name_recall_margin": own_recall - other_recall,
+        "alert_name_held": alert_name_held,
+        "name_alignment": alignment,
+        "metric_share": metric_share,
+        "name_fit": fit,
+        "unlike_sibling": unlike(alignment),
+        "unlike_others": 1.0
+        - max((v for d, v in readings.aligned.items() if d != doc), default=0.0),
     }
 
 
@@ -160,7 +305,12 @@ __all__ = [
     "features",
     "fuse",
     "known_share",
+    "name_alignment",
     "name_coverage",
+    "name_fit",
+    "name_recall",
     "name_vote",
+    "name_words",
     "ranks",
+    "unlike",
 ]

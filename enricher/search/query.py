@@ -58,6 +58,11 @@ class Query:
     content_text: str
     #: The rule's metric names and state literals as words: what spells a runbook's name.
     evidence_text: str
+    #: The alert's name as words.
+    name_text: str
+    #: Everything the alert says, its where-labels included: what a runbook's name may be
+    #: spelled from (enricher.search.evidence.name_recall).
+    alert_text: str
     alert_name: str
     alert_key: str
     #: Candidate service keys, most specific first (see names.service_keys).
@@ -127,6 +132,11 @@ def build_query(alert: Alert) -> Query:
         ),
         content_text=_join([summary, description, words, *metric_words, *literal_words]),
         evidence_text=" ".join([*metric_words, *literal_words]),
+        name_text=words,
+        alert_text=_join(
+            [words, alert.service, *alert.labels.values(), alert.summary, alert.description,
+             *metric_words, *literal_words]
+        ),
         alert_name=name,
         alert_key=name_key(name),
         service_keys=service_keys(alert.service) if alert.service else (),

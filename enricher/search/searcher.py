@@ -36,7 +36,16 @@ from enricher.index.stats import EMPTY, CorpusStats
 from enricher.result import Match, SearchResult, Section, Tier
 from enricher.search import evidence
 from enricher.search.confidence import Model, load_model
-from enricher.search.decide import Candidate, Ranking, SearchConfig, decide, leads, sole_quoters
+from enricher.search.decide import (
+    Candidate,
+    Ranking,
+    SearchConfig,
+    decide,
+    leads,
+    likely,
+    quoted_by,
+    sole_quoters,
+)
 from enricher.search.feedback import NO_FEEDBACK, Tallies, rerank
 from enricher.search.names import name_key
 from enricher.search.query import Query, build_query
@@ -95,12 +104,19 @@ class Searcher:
             confident = decide(ranking, self.config)
             if not confident:
                 closest = leads(ranking, self.config)
-                hints = tuple(self._match(c, when, ranking.vouched, None) for c in closest)
+                first = likely(ranking, self.config)
+                hints = tuple(
+                    self._match(
+                        c, when, ranking.vouched, self._steps(c) if first and i == 0 else None
+                    )
+                    for i, c in enumerate(closest)
+                )
                 result = SearchResult(
                     status="no_match",
                     tier=ranking.tier,
                     leads=hints,
                     unresolved_url=ranking.unresolved_url,
+                    likely=first,
                 )
                 return result, ranking
             matches = tuple(
@@ -144,19 +160,29 @@ class Searcher:
             names = evidence.name_coverage(stats, evidence_terms)
             names.pop(exclude or "", None)
         mode = self.config.mode
+        found = {doc: payload for doc, (_, payload) in (*lexical.items(), *pool.items())}
         readings = evidence.Readings(
             dense={doc: cos for doc, (cos, _) in pool.items()} if mode != "sparse" else {},
             lexical={doc: s for doc, (s, _) in lexical.items()} if mode != "dense" else {},
             names=names,
+            aligned={
+                doc: evidence.name_alignment(alert.alert_name, _names(payload))
+                for doc, payload in found.items()
+            },
         )
         order = evidence.fuse(readings, self.config.rrf_k)
         if not order:
             return Ranking((), "global", unresolved_url=unresolved)
         scored = order[: self.config.scored]
         firsts = self._first_chunks(scored)
-        vouched = self._sole_quoters(alert.metrics) if self.config.metric_evidence else {}
+        quoting = self._quoting(alert.metrics) if self.config.metric_evidence else []
+        vouched = sole_quoters(alert.metrics, quoting)
+        quoted = quoted_by(alert.metrics, quoting)
         content = self.embedder.sparse_query(query.content_text).indices
         known = evidence.known_share(stats, content)
+        alert_terms = self.embedder.sparse_query(query.alert_text).indices
+        name_terms = self.embedder.sparse_query(query.name_text).indices
+        recall = {doc: evidence.name_recall(stats, doc, alert_terms) for doc in scored}
         candidates: list[Candidate] = []
         for doc in order:
             payload = _best_payload(doc, pool, lexical, firsts)
@@ -165,15 +191,19 @@ class Searcher:
             if doc not in scored:
                 candidates.append(Candidate(payload, 0.0))
                 continue
+            doc_terms = firsts.get(doc, {}).get(schema.F_DOC_TERMS, [])
             values = evidence.features(
                 doc,
                 readings,
-                coverage=evidence.content_coverage(
-                    stats, content, firsts.get(doc, {}).get(schema.F_DOC_TERMS, [])
-                ),
+                coverage=evidence.content_coverage(stats, content, doc_terms),
                 known=known,
                 quotes_metric=doc in vouched,
                 service_match=_has_service_payload(payload, query),
+                recall=recall,
+                alert_name_held=evidence.content_coverage(stats, name_terms, doc_terms),
+                alignment=readings.aligned.get(doc, 0.0),
+                metric_share=_share(quoted.get(doc, frozenset()), alert.metrics),
+                fit=evidence.name_fit(stats, doc, name_terms),
             )
             candidates.append(Candidate(payload, self.model.probability(values), values))
         served = bool(candidates) and _has_service(candidates[0], query)
@@ -259,19 +289,16 @@ class Searcher:
             out[str(point.payload[schema.F_DOC_ID])] = point.payload
         return out
 
-    def _sole_quoters(self, metrics: Sequence[str]) -> dict[str, tuple[str, ...]]:
-        """Runbooks that are the only one quoting one of `metrics`, with those metrics.
-
-        A metric quoted by one runbook points at it the way an alert name does; one quoted
-        by several (`up`, a shared request counter) says nothing about which of them applies.
-        """
+    def _quoting(self, metrics: Sequence[str]) -> list[dict[str, Any]]:
+        """The chunks quoting one of `metrics` (none when they are quoted everywhere: such
+        metrics are evidence for nothing)."""
         if not metrics:
-            return {}
+            return []
         quoting = AnyOf(schema.F_METRICS, tuple(metrics))
         points = self._scroll(Filter(must=(quoting,)), QUOTE_SCAN_LIMIT)
-        if len(points) >= QUOTE_SCAN_LIMIT:  # quoted everywhere: evidence for nothing
-            return {}
-        return sole_quoters(metrics, [p.payload for p in points])
+        if len(points) >= QUOTE_SCAN_LIMIT:
+            return []
+        return [p.payload for p in points]
 
     def _steps(self, candidate: Candidate) -> Section | None:
         """The runbook's first actionable section when the matched chunk is not one: a
@@ -410,6 +437,16 @@ def _best_payload(
     if doc in lexical:
         return lexical[doc][1]
     return firsts.get(doc)
+
+
+def _share(found: frozenset[str], wanted: Sequence[str]) -> float:
+    return len(found) / len(wanted) if wanted else 0.0
+
+
+def _names(payload: Mapping[str, Any]) -> list[str]:
+    """What a runbook is called: its file name, title and listed alert names."""
+    stem = str(payload.get(schema.F_PATH, "")).rsplit("/", 1)[-1].removesuffix(".md")
+    return [stem, str(payload.get(schema.F_TITLE, "")), *payload.get(schema.F_ALERT_NAMES, [])]
 
 
 def _has_service_payload(payload: Mapping[str, Any], query: Query) -> bool:

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from enricher.search.decide import Candidate, Ranking, SearchConfig, decide, leads, sole_quoters
+from enricher.search.decide import (
+    Candidate,
+    Ranking,
+    SearchConfig,
+    decide,
+    leads,
+    likely,
+    sole_quoters,
+)
 
 CONFIG = SearchConfig(threshold=0.4, global_threshold=0.3, stale_after_days=180, max_leads=2)
 
@@ -42,9 +50,12 @@ class TestDecide:
 
 
 class TestLeads:
-    def test_the_best_few_by_rank_when_the_best_clears_the_floor(self) -> None:
-        """Leads follow the fused order; only the best one must reach the lead floor."""
-        got = leads(ranking("global", 0.2, 0.01, 0.005), CONFIG)
+    def test_leads_in_rank_order_each_above_the_floor(self) -> None:
+        """Leads follow the fused order, and a lead under the floor is not named: at a few
+        percent it is noise, not a lead."""
+        got = leads(ranking("global", 0.2, 0.01, 0.15), CONFIG)
+        assert [c.doc_id for c in got] == ["d0"]
+        got = leads(ranking("global", 0.2, 0.12, 0.15), CONFIG)
         assert [c.doc_id for c in got] == ["d0", "d1"]
 
     def test_nothing_when_the_best_is_under_the_floor(self) -> None:
@@ -54,6 +65,22 @@ class TestLeads:
     def test_leads_can_be_switched_off(self) -> None:
         config = SearchConfig(threshold=0.4, global_threshold=0.3, stale_after_days=1, max_leads=0)
         assert leads(ranking("global", 0.9), config) == ()
+
+    @pytest.mark.parametrize(
+        ("rank", "expected"),
+        [
+            (ranking("global", 0.25, 0.2), True),
+            (ranking("global", 0.19, 0.18), False),
+            (ranking("global", 0.05, 0.3, floor=0.1), False),
+            (ranking("global"), False),
+        ],
+    )
+    def test_a_first_lead_above_the_likely_level_is_likely(
+        self, rank: Ranking, expected: bool
+    ) -> None:
+        """Only the first runbook of the ranking can be "likely", and only from LIKELY up."""
+        config = SearchConfig(threshold=0.4, global_threshold=0.4, stale_after_days=1)
+        assert likely(rank, config) is expected
 
 
 class TestSoleQuoters:

@@ -101,3 +101,53 @@ class TestFeatures:
         assert other["cosine_margin"] == pytest.approx(-0.2)
         assert other["lexical_share"] == pytest.approx(1.0)
         assert all(math.isfinite(v) for v in other.values())
+
+
+class TestNameAlignment:
+    @pytest.mark.parametrize(
+        ("alert", "names", "expected"),
+        [
+            ("KubePodCrashLooping", ["KubePodCrashLooping"], 1.0),
+            ("MCCDrainError", ["MachineConfigControllerDrainError"], 1.0),
+            ("MDSCPUUsageHigh", ["CephMdsCpuUsageHigh"], 8 / 9),
+            ("SouthboundStale", ["SouthboundStaleAlert"], 0.8),
+            ("KubeNodeEviction", ["KubeNodeNotReady"], 4 / 7),
+            ("Payments", ["KubePodCrashLooping"], 0.0),
+            ("", ["KubePodCrashLooping"], 0.0),
+        ],
+    )
+    def test_names_line_up_word_for_word(
+        self, alert: str, names: list[str], expected: float
+    ) -> None:
+        """Same words, a word's plural, an acronym of several words or capitals run together
+        all line up; the score is the harmonic mean of the two sides' matched shares."""
+        assert evidence.name_alignment(alert, names) == pytest.approx(expected)
+
+    def test_the_best_of_several_names_counts(self) -> None:
+        got = evidence.name_alignment("PGReplicaLag", ["Postgres replication lag", "PGReplicaLag"])
+        assert got == pytest.approx(1.0)
+
+    @pytest.mark.parametrize(("alignment", "expected"), [(1.0, 1.0), (0.96, 1.0), (0.8, 0.2)])
+    def test_a_name_like_a_sibling_s_is_evidence_against(
+        self, alignment: float, expected: float
+    ) -> None:
+        """Its own name is full evidence; a name most of whose words a runbook shares is
+        another alert of that runbook's family."""
+        assert evidence.unlike(alignment) == pytest.approx(expected)
+
+
+class TestNameRecallAndFit:
+    def test_a_runbook_named_for_what_the_alert_says(self) -> None:
+        """name_recall: the share of the runbook's name the alert spells anywhere."""
+        assert evidence.name_recall(STATS, "a", [1, 2, 3, 99]) == pytest.approx(1.0)
+        assert 0 < evidence.name_recall(STATS, "a", [1, 2]) < 1
+        assert evidence.name_recall(STATS, "c", [1, 2, 3]) == 0.0
+        assert evidence.name_recall(STATS, "unknown", [1]) == 0.0
+
+    def test_a_naming_word_the_runbook_lacks_is_evidence_against(self) -> None:
+        """name_fit: the alert name's words that name some runbook (4 names b) must be in
+        this runbook's name; words no runbook is named with (99) say nothing."""
+        assert evidence.name_fit(STATS, "a", [1, 3]) == pytest.approx(1.0)
+        assert evidence.name_fit(STATS, "a", [1, 4]) < 1.0
+        assert evidence.name_fit(STATS, "a", [99]) == 1.0
+        assert evidence.name_fit(STATS, "a", [1, 3, 99]) == pytest.approx(1.0)

@@ -44,9 +44,10 @@ class TestRerank:
         assert after.candidates[-1].feedback == "marked wrong 2× for this alert"
 
     def test_a_demoted_top_no_longer_leads(self) -> None:
-        """Demoted below the lead floor's check: the first lead is the next runbook."""
+        """Demoted to probability 0: the first lead is the next runbook, and the one on-call
+        marked wrong is not offered again, even as a lead."""
         after = rerank(ranking("global", 0.3, 0.2), {"d0": Tally(1, 2)})
-        assert [c.doc_id for c in leads(after, CONFIG)] == ["d1", "d0"]
+        assert [c.doc_id for c in leads(after, CONFIG)] == ["d1"]
         assert decide(after, CONFIG) == ()
 
     def test_cancelling_votes_move_nothing(self) -> None:

@@ -21,7 +21,7 @@ from enricher.index import schema
 from enricher.index.connect import open_index
 from enricher.index.embedding import Embedder, SparseVector
 from enricher.index.engine import EVERYTHING, Equals, Filter, IndexPoint
-from enricher.search.decide import SearchConfig
+from enricher.search.decide import SearchConfig, sole_quoters
 from enricher.search.searcher import QUOTE_SCAN_LIMIT, Searcher, _url_keys
 from enricher.settings import Settings
 from tests.conftest import ENGINES, REPO, open_engine
@@ -50,9 +50,10 @@ class TestSoleQuoters:
             ]
         )
         searcher = Searcher(index, embedder, DEFAULT_CONFIG)
-        assert searcher._sole_quoters(["m_x"]) == {}
+        assert searcher._quoting(["m_x"]) == []
         index.delete(Filter(must=(Equals("chunk_index", 0),)))
-        assert searcher._sole_quoters(["m_x"]) == {"a": ("m_x",)}
+        quoting = searcher._quoting(["m_x"])
+        assert sole_quoters(["m_x"], quoting) == {"a": ("m_x",)}
         index.close()
 
 
@@ -288,7 +289,7 @@ class TestSearchCli:
         )
         assert done.returncode == 0, done.stderr
         result = json.loads(done.stdout)
-        assert set(result) == {"status", "tier", "matches", "leads", "feedback"}
+        assert set(result) == {"status", "tier", "matches", "leads", "likely", "feedback"}
         assert result["status"] == "matched"
         top = result["matches"][0]
         assert top["doc_id"] == "runbooks:postgres/PostgresReplicationLag.md"
