@@ -52,8 +52,8 @@ class Settings(BaseSettings):
     sync_use_git: bool = True
 
     # --- search ---
-    score_threshold: float = Field(default=0.40, ge=0, le=1)
-    global_score_threshold: float = Field(default=0.40, ge=0, le=1)
+    score_threshold: float = Field(default=0.35, ge=0, le=1)
+    global_score_threshold: float = Field(default=0.35, ge=0, le=1)
     stale_after_days: int = Field(default=180, ge=1)
 
     # --- HTTP service ---
