@@ -18,10 +18,12 @@ from everything: `pod\u202egpj.exe` would otherwise display as "podexe.jpg".
 
 Why mentions need more than escaping: `<!channel>`, `<@U123>` and
 `<!subteam^S1>` are inert once `<` is `&lt;`, but with `verbatim: false` (the
-default) Slack also parses bare `@channel`, `@here` and `@everyone`. We put a
-WORD JOINER (U+2060, invisible, does not break lines or emoji sequences) after
-the `@`. Other `@name`s are left alone: Slack resolves them only with
-`link_names=1`, which the poster must not set.
+default) Slack also parses bare `@channel`, `@here` and `@everyone`, also inside
+formatting (`_@here_`) and after a letter (`x@channel`). We put a WORD JOINER (U+2060,
+invisible, does not break lines or emoji sequences) after the `@` of each one, unless a
+letter or digit follows (`@channels`) or a domain does (`ops@here.example`, an address).
+Other `@name`s are left alone: Slack resolves them only with `link_names=1`, which the
+poster must not set.
 """
 
 from __future__ import annotations
@@ -75,13 +77,17 @@ def escape(text: str) -> str:
 
 
 _RAW_MENTION_OPEN = re.compile(r"<(?=[!@#])")
-_BROADCAST = re.compile(r"(?<![\w@])@(channel|here|everyone)\b", re.IGNORECASE)
+#: Whatever precedes it (`_@here_`, `x@channel`); not a longer word, not an address's domain.
+_BROADCAST = re.compile(r"@(channel|here|everyone)(?![a-z0-9]|\.[a-z0-9])", re.IGNORECASE)
+
+
+def _defang_broadcasts(text: str) -> str:
+    return _BROADCAST.sub(lambda m: "@" + WORD_JOINER + m.group(1), text)
 
 
 def neutralize_mentions(text: str) -> str:
     """Defang broadcast mentions; also safe on unescaped text (raw `<!…>`, `<@…>`, `<#…>`)."""
-    text = _RAW_MENTION_OPEN.sub("&lt;", text)
-    return _BROADCAST.sub(lambda m: "@" + WORD_JOINER + m.group(1), text)
+    return _defang_broadcasts(_RAW_MENTION_OPEN.sub("&lt;", text))
 
 
 # --- secrets ---------------------------------------------------------------

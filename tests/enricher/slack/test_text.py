@@ -78,6 +78,29 @@ class TestMentions:
         assert "@" + WORD_JOINER + word[1:] in out
 
     @pytest.mark.parametrize(
+        ("raw", "word"),
+        [
+            ("_@here_", "here"),
+            ("*@channel*", "channel"),
+            ("~@everyone~", "everyone"),
+            ("x@channel", "channel"),
+            ("call@here now", "here"),
+            ("(@here)", "here"),
+            ("@@channel", "channel"),
+            ("see @here.", "here"),
+            ("@here_team", "here"),
+        ],
+    )
+    def test_broadcasts_in_formatting_or_after_a_letter_get_a_word_joiner(
+        self, raw: str, word: str
+    ) -> None:
+        """Whatever precedes the `@` (formatting, a letter, another `@`), and whatever
+        follows that is not a letter, digit or domain, the broadcast is defanged."""
+        for out in (neutralize_mentions(raw), safe_line(raw, 100), truncate_plain(raw, 100)):
+            assert "@" + WORD_JOINER + word in out
+            assert not re.search(rf"@{word}", out)
+
+    @pytest.mark.parametrize(
         "text", ["ops@here.example", "@channels", "@alice", "user@everyone.io"]
     )
     def test_other_at_words_untouched(self, text: str) -> None:
