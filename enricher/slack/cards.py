@@ -27,7 +27,16 @@ from slack_sdk.models.blocks import Block, ContextBlock, MarkdownTextObject, Sec
 from enricher.alert import Alert
 from enricher.result import Match
 from enricher.slack.buttons import feedback_actions
-from enricher.slack.text import cut, fold_markdown, is_http_url, link, safe_line, trim_markdown
+from enricher.slack.text import (
+    SCAN_MARGIN,
+    cut,
+    fold_markdown,
+    is_http_url,
+    link,
+    literal,
+    safe_line,
+    trim_markdown,
+)
 
 __all__ = [
     "COLORS",
@@ -50,6 +59,8 @@ CONTEXT_MAX_ELEMENTS = 10
 #: or 5+ line breaks collapse); the first section of each card stays within both.
 FOLD_CHARS = 700
 FOLD_LINES = 5
+#: Longest link to a runbook section; a longer one (a hostile path) leaves the title unlinked.
+URL_MAX = 1000
 
 COLORS = {
     "critical": "#E01E5A",
@@ -125,17 +136,24 @@ def _card(color: str, fallback: str, blocks: list[Block], votes_on: Match | None
 
 def _match_url(base: str | None, match: Match, anchor: str | None = None) -> str | None:
     """Where the section is read: RUNBOOK_BASE_URL/<path> when set, else the runbook's own
-    web location (its git host's blob URL, found at ingest), at the heading's anchor."""
+    web location (its git host's blob URL, found at ingest), at the heading's anchor.
+
+    None past URL_MAX characters, checked before quoting (which only lengthens, and costs a
+    Python step per byte: a 1 MiB path must not be quoted to be refused)."""
+    anchor = match.anchor if anchor is None else anchor
     if base and is_http_url(base) and match.path:
+        if len(base) + len(match.path) + len(anchor) > URL_MAX:
+            return None
         url = base.rstrip("/") + "/" + quote(match.path, safe="/")
     elif match.url and is_http_url(match.url):
         url = match.url
     else:
         return None
-    anchor = match.anchor if anchor is None else anchor
     if anchor:
+        if len(url) + len(anchor) > URL_MAX:
+            return None
         url += "#" + quote(anchor, safe="")
-    return url if len(url) <= 1000 else None
+    return url if len(url) <= URL_MAX else None
 
 
 def score_text(match: Match) -> str:
@@ -146,7 +164,7 @@ def score_text(match: Match) -> str:
 
 def _heading(match: Match, url: str | None, section: str, width: int) -> str:
     """`*Title › Section*`, the title linked to the runbook when a base URL is set."""
-    title = " ".join((match.title or match.path or "runbook").split())
+    title = " ".join((match.title or match.path or "runbook")[: width + SCAN_MARGIN].split())
     if url:
         shown = title if len(title) <= width else title[: width - 1] + "…"
         heading = link(url, shown)
@@ -167,8 +185,8 @@ def _shown_length(mrkdwn: str) -> int:
 
 def _source_line(match: Match, width: int) -> list[str]:
     meta: list[str] = []
-    if path := match.path.replace("`", "").strip():
-        meta.append(f"📄 `{safe_line(path, width)}`")
+    if match.path.strip():
+        meta.append(f"📄 {literal(match.path, width)}")
     if match.source:
         meta.append(f"source: {safe_line(match.source, 40)}")
     if match.revision:

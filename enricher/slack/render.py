@@ -6,7 +6,8 @@ runbook context goes in attachments, one card per match or lead (enricher.slack.
 colored by status and severity.
 
 Every untrusted string (alert fields, labels, runbook titles, paths, text) goes through
-`enricher.slack.text` (`safe`, `safe_line`, `literal`, `trim_markdown`, `truncate_plain`).
+`enricher.slack.text` (`safe_line`, `literal`, `link`, `trim_markdown`, `truncate_plain`),
+which read only the part of a field the page can show.
 
 Slack limits are enforced here, not hoped for (DESIGN §2), counting the attachments' blocks
 with the top-level ones: 50 blocks, 3000 chars a section, 150 a header, 10 context
@@ -46,7 +47,6 @@ from enricher.slack.text import (
     is_http_url,
     link,
     literal,
-    safe,
     safe_line,
     trim_markdown,
     truncate_plain,
@@ -205,10 +205,11 @@ def _runbook_url_section(url: str, *, indexed: bool) -> Block:
 
 
 def _fallback(alert: Alert, phase: Phase, tail: str) -> str:
+    """The notification text; `tail` (already safe, short) always survives the cut."""
     status = "🔥 FIRING" if phase == "firing" else "✅ RESOLVED"
     severity = f" ({alert.severity})" if alert.severity else ""
     text = f"{status}: {alert.alert_name}{severity} — {alert.summary}".rstrip(" —")
-    return cut(safe(" ".join(text.split())) + tail, FALLBACK_MAX)
+    return safe_line(text, FALLBACK_MAX - len(tail)) + tail
 
 
 def _dicts(blocks: list[Block]) -> Blocks:

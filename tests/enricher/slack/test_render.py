@@ -243,6 +243,13 @@ class TestFiringMatched:
         assert "Runbook: Postgres replication lag 0 › Mitigation › Promote replica" in msg.text
         assert len(msg.text) <= 3000
 
+    def test_runbook_tail_survives_a_huge_summary(self) -> None:
+        """A 1 MiB summary is cut to what the notification shows; the runbook line stays."""
+        msg = render_message(make_alert(summary="a." * (1 << 19)), matched(make_match()), now=NOW)
+        assert len(msg.text) <= 3000
+        tail = "\nRunbook: Postgres replication lag 0 › Mitigation › Promote replica"
+        assert msg.text.endswith(tail)
+
 
 class TestNoMatchAndUnavailable:
     def test_no_match(self) -> None:
