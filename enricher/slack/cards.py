@@ -36,6 +36,7 @@ from enricher.slack.text import (
     literal,
     safe_line,
     trim_markdown,
+    truncate_plain,
 )
 
 __all__ = [
@@ -48,6 +49,7 @@ __all__ = [
     "Budget",
     "color_for",
     "lead_card",
+    "lead_section",
     "match_card",
     "note_card",
     "recolor",
@@ -204,6 +206,11 @@ def _source_line(match: Match, width: int) -> list[str]:
     return meta
 
 
+def lead_section(match: Match) -> str:
+    """The section a match's card leads with: its steps' when the search found them."""
+    return match.steps.section if match.steps else match.section
+
+
 def match_card(match: Match, color: str, base: str | None, budget: Budget) -> Card:
     """One runbook match: the fold section, the source line, then the rest of the text.
 
@@ -212,9 +219,8 @@ def match_card(match: Match, color: str, base: str | None, budget: Budget) -> Ca
     """
     width = 60 if budget.compact else 150
     steps = match.steps
-    lead_section = steps.section if steps else match.section
     lead_anchor = steps.anchor if steps else None
-    heading = _heading(match, _match_url(base, match, lead_anchor), lead_section, width)
+    heading = _heading(match, _match_url(base, match, lead_anchor), lead_section(match), width)
     fold_room = max(0, min(FOLD_CHARS - _shown_length(heading) - 1, budget.fold))
     room = budget.match_text
     head, rest = fold_markdown(
@@ -233,9 +239,8 @@ def match_card(match: Match, color: str, base: str | None, budget: Budget) -> Ca
         matched = _heading(match, _match_url(base, match), match.section, width)
         text = trim_markdown(match.text, max(0, room - len(rest)))
         blocks.append(_section(matched + ("\n" + text if text else "")))
-    title = " ".join((match.title or match.path).split())
-    fallback = f"Runbook: {title} › {match.section} ({score_text(match)})"
-    return _card(color, cut(fallback, 300), blocks, match)
+    fallback = f"Runbook: {match.title or match.path} › {lead_section(match)}"
+    return _card(color, truncate_plain(fallback, 280) + f" ({score_text(match)})", blocks, match)
 
 
 def lead_card(match: Match, color: str, base: str | None, budget: Budget) -> Card:
@@ -243,8 +248,8 @@ def lead_card(match: Match, color: str, base: str | None, budget: Budget) -> Car
     width = 60 if budget.compact else 120
     heading = _heading(match, _match_url(base, match), match.section, width)
     blocks = [_section(f"{heading}\n{LEADS_TEXT}"), _context(_source_line(match, width))]
-    title = " ".join((match.title or match.path).split())
-    return _card(color, cut(f"Closest runbook (not confident): {title}", 300), blocks, match)
+    fallback = f"Closest runbook (not confident): {match.title or match.path}"
+    return _card(color, truncate_plain(fallback, 300), blocks, match)
 
 
 def note_card(text: str, color: str, fallback: str) -> Card:

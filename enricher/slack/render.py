@@ -309,15 +309,16 @@ def render_message(
     """The page as posted: a compact message for resolved alerts, else alert + runbook cards.
 
     `runbook_base_url` (http/https) turns match titles into links to
-    `<base>/<path>#<anchor>`; `now` is the resolve time shown on resolved alerts.
+    `<base>/<path>#<anchor>`; `now` is the resolve time shown on resolved alerts. The
+    notification names the section the first card leads with.
     """
     if alert.status == "resolved":
         return _render_resolved(alert, _utc(now))
     blocks, attachments = _fit_firing(alert, result, runbook_base_url)
     if result.status == "matched" and result.matches:
         top = result.matches[0]
-        title = f"{top.title} › {top.section}" if top.section else top.title
-        tail = "\nRunbook: " + safe_line(title, 300)
+        section = cards.lead_section(top)
+        tail = "\nRunbook: " + safe_line(f"{top.title} › {section}" if section else top.title, 300)
     elif result.status == "unavailable":
         tail = "\nRunbook search unavailable."
     else:

@@ -243,6 +243,16 @@ class TestFiringMatched:
         assert "Runbook: Postgres replication lag 0 › Mitigation › Promote replica" in msg.text
         assert len(msg.text) <= 3000
 
+    def test_fallback_names_the_section_the_card_leads_with(self) -> None:
+        """With steps the card leads with them, so the push text and the card's own
+        fallback name the steps' section, not the best-matching one."""
+        match = make_match(section="Background", steps=STEPS)
+        msg = render_message(make_alert(), matched(match), now=NOW)
+        assert msg.text.endswith("\nRunbook: Postgres replication lag 0 › Mitigation › Scale up")
+        fallback = msg.attachments[0]["fallback"]
+        assert fallback == "Runbook: Postgres replication lag 0 › Mitigation › Scale up (match 83%)"
+        assert "Background" not in msg.text + fallback
+
     def test_runbook_tail_survives_a_huge_summary(self) -> None:
         """A 1 MiB summary is cut to what the notification shows; the runbook line stays."""
         msg = render_message(make_alert(summary="a." * (1 << 19)), matched(make_match()), now=NOW)
