@@ -41,6 +41,9 @@ class Alert:
     #: that tell it apart from the rest of the group ("namespace=payments pod=api-1").
     targets: tuple[str, ...] = ()
     starts_at: datetime | None = None
+    #: When a resolved page's alerts ended (the last `endsAt`, PagerDuty's resolve time);
+    #: None while firing or when the sender gave none (the page then shows when it was sent).
+    ends_at: datetime | None = None
     #: Where a human can look at the alert itself (generatorURL, PagerDuty html_url).
     link: str | None = None
     #: Metric names from the rule expressions behind the alerts (Alertmanager's

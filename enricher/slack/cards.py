@@ -27,7 +27,17 @@ from slack_sdk.models.blocks import Block, ContextBlock, MarkdownTextObject, Sec
 from enricher.alert import Alert
 from enricher.result import Match
 from enricher.slack.buttons import feedback_actions
-from enricher.slack.text import cut, fold_markdown, is_http_url, link, safe_line, trim_markdown
+from enricher.slack.text import (
+    SCAN_MARGIN,
+    cut,
+    fold_markdown,
+    is_http_url,
+    link,
+    literal,
+    safe_line,
+    trim_markdown,
+    truncate_plain,
+)
 
 __all__ = [
     "COLORS",
@@ -39,6 +49,7 @@ __all__ = [
     "Budget",
     "color_for",
     "lead_card",
+    "lead_section",
     "match_card",
     "note_card",
     "recolor",
@@ -50,6 +61,8 @@ CONTEXT_MAX_ELEMENTS = 10
 #: or 5+ line breaks collapse); the first section of each card stays within both.
 FOLD_CHARS = 700
 FOLD_LINES = 5
+#: Longest link to a runbook section; a longer one (a hostile path) leaves the title unlinked.
+URL_MAX = 1000
 
 COLORS = {
     "critical": "#E01E5A",
@@ -125,17 +138,24 @@ def _card(color: str, fallback: str, blocks: list[Block], votes_on: Match | None
 
 def _match_url(base: str | None, match: Match, anchor: str | None = None) -> str | None:
     """Where the section is read: RUNBOOK_BASE_URL/<path> when set, else the runbook's own
-    web location (its git host's blob URL, found at ingest), at the heading's anchor."""
+    web location (its git host's blob URL, found at ingest), at the heading's anchor.
+
+    None past URL_MAX characters, checked before quoting (which only lengthens, and costs a
+    Python step per byte: a 1 MiB path must not be quoted to be refused)."""
+    anchor = match.anchor if anchor is None else anchor
     if base and is_http_url(base) and match.path:
+        if len(base) + len(match.path) + len(anchor) > URL_MAX:
+            return None
         url = base.rstrip("/") + "/" + quote(match.path, safe="/")
     elif match.url and is_http_url(match.url):
         url = match.url
     else:
         return None
-    anchor = match.anchor if anchor is None else anchor
     if anchor:
+        if len(url) + len(anchor) > URL_MAX:
+            return None
         url += "#" + quote(anchor, safe="")
-    return url if len(url) <= 1000 else None
+    return url if len(url) <= URL_MAX else None
 
 
 def score_text(match: Match) -> str:
@@ -146,7 +166,7 @@ def score_text(match: Match) -> str:
 
 def _heading(match: Match, url: str | None, section: str, width: int) -> str:
     """`*Title › Section*`, the title linked to the runbook when a base URL is set."""
-    title = " ".join((match.title or match.path or "runbook").split())
+    title = " ".join((match.title or match.path or "runbook")[: width + SCAN_MARGIN].split())
     if url:
         shown = title if len(title) <= width else title[: width - 1] + "…"
         heading = link(url, shown)
@@ -167,8 +187,8 @@ def _shown_length(mrkdwn: str) -> int:
 
 def _source_line(match: Match, width: int) -> list[str]:
     meta: list[str] = []
-    if path := match.path.replace("`", "").strip():
-        meta.append(f"📄 `{safe_line(path, width)}`")
+    if match.path.strip():
+        meta.append(f"📄 {literal(match.path, width)}")
     if match.source:
         meta.append(f"source: {safe_line(match.source, 40)}")
     if match.revision:
@@ -186,6 +206,11 @@ def _source_line(match: Match, width: int) -> list[str]:
     return meta
 
 
+def lead_section(match: Match) -> str:
+    """The section a match's card leads with: its steps' when the search found them."""
+    return match.steps.section if match.steps else match.section
+
+
 def match_card(match: Match, color: str, base: str | None, budget: Budget) -> Card:
     """One runbook match: the fold section, the source line, then the rest of the text.
 
@@ -194,9 +219,8 @@ def match_card(match: Match, color: str, base: str | None, budget: Budget) -> Ca
     """
     width = 60 if budget.compact else 150
     steps = match.steps
-    lead_section = steps.section if steps else match.section
     lead_anchor = steps.anchor if steps else None
-    heading = _heading(match, _match_url(base, match, lead_anchor), lead_section, width)
+    heading = _heading(match, _match_url(base, match, lead_anchor), lead_section(match), width)
     fold_room = max(0, min(FOLD_CHARS - _shown_length(heading) - 1, budget.fold))
     room = budget.match_text
     head, rest = fold_markdown(
@@ -215,9 +239,8 @@ def match_card(match: Match, color: str, base: str | None, budget: Budget) -> Ca
         matched = _heading(match, _match_url(base, match), match.section, width)
         text = trim_markdown(match.text, max(0, room - len(rest)))
         blocks.append(_section(matched + ("\n" + text if text else "")))
-    title = " ".join((match.title or match.path).split())
-    fallback = f"Runbook: {title} › {match.section} ({score_text(match)})"
-    return _card(color, cut(fallback, 300), blocks, match)
+    fallback = f"Runbook: {match.title or match.path} › {lead_section(match)}"
+    return _card(color, truncate_plain(fallback, 280) + f" ({score_text(match)})", blocks, match)
 
 
 def lead_card(match: Match, color: str, base: str | None, budget: Budget) -> Card:
@@ -225,8 +248,8 @@ def lead_card(match: Match, color: str, base: str | None, budget: Budget) -> Car
     width = 60 if budget.compact else 120
     heading = _heading(match, _match_url(base, match), match.section, width)
     blocks = [_section(f"{heading}\n{LEADS_TEXT}"), _context(_source_line(match, width))]
-    title = " ".join((match.title or match.path).split())
-    return _card(color, cut(f"Closest runbook (not confident): {title}", 300), blocks, match)
+    fallback = f"Closest runbook (not confident): {match.title or match.path}"
+    return _card(color, truncate_plain(fallback, 300), blocks, match)
 
 
 def note_card(text: str, color: str, fallback: str) -> Card:

@@ -6,7 +6,8 @@ runbook context goes in attachments, one card per match or lead (enricher.slack.
 colored by status and severity.
 
 Every untrusted string (alert fields, labels, runbook titles, paths, text) goes through
-`enricher.slack.text` (`safe`, `safe_line`, `literal`, `trim_markdown`, `truncate_plain`).
+`enricher.slack.text` (`safe_line`, `literal`, `link`, `trim_markdown`, `truncate_plain`),
+which read only the part of a field the page can show.
 
 Slack limits are enforced here, not hoped for (DESIGN §2), counting the attachments' blocks
 with the top-level ones: 50 blocks, 3000 chars a section, 150 a header, 10 context
@@ -46,7 +47,6 @@ from enricher.slack.text import (
     is_http_url,
     link,
     literal,
-    safe,
     safe_line,
     trim_markdown,
     truncate_plain,
@@ -57,6 +57,8 @@ __all__ = [
     "NO_MATCH_TEXT",
     "UNAVAILABLE_TEXT",
     "SlackMessage",
+    "clock",
+    "firing_total",
     "message_size",
     "render_escalation",
     "render_message",
@@ -124,9 +126,43 @@ def _fits(blocks: Blocks, attachments: Blocks) -> bool:
 # --- the alert: top-level blocks -----------------------------------------------------
 
 
-def _utc(now: datetime | None) -> datetime:
-    now = now or datetime.now(UTC)
-    return now.replace(tzinfo=UTC) if now.tzinfo is None else now.astimezone(UTC)
+def _utc(at: datetime) -> datetime:
+    return at.replace(tzinfo=UTC) if at.tzinfo is None else at.astimezone(UTC)
+
+
+def _now(now: datetime | None) -> datetime:
+    return _utc(now or datetime.now(UTC))
+
+
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+
+def clock(at: datetime, now: datetime) -> str:
+    """`04:12 UTC` on the page's own day, else `Nov 29 04:12 UTC` (and the year when it is
+    not the page's): a time without its day reads as today's. Month names are spelled
+    here, not by strftime, so no locale changes them."""
+    at, now = _utc(at), _utc(now)
+    if at.date() == now.date():
+        return f"{at:%H:%M} UTC"
+    year = f" {at.year}" if at.year != now.year else ""
+    return f"{_MONTHS[at.month - 1]} {at.day}{year} {at:%H:%M} UTC"
+
+
+def firing_total(alert: Alert) -> tuple[int, bool]:
+    """Firing alerts in the whole group, and whether that count is exact.
+
+    `firing_count` counts the alerts of the body; `truncated` more were left out by
+    Alertmanager's `max_alerts`. Alertmanager drops resolved alerts before it cuts the list
+    unless the receiver has `send_resolved`, so when the body shows no resolved alert the
+    left-out ones are counted as firing. When it shows some, their status is unknown: the
+    body's firing alerts are a floor, written `60+`.
+    """
+    if alert.truncated <= 0:
+        return alert.firing_count, True
+    resolved_shown = alert.alert_count - alert.truncated - alert.firing_count
+    if resolved_shown > 0:
+        return alert.firing_count, False
+    return alert.firing_count + alert.truncated, True
 
 
 def _header(alert: Alert, phase: Phase) -> Block:
@@ -150,10 +186,12 @@ def _context(elements: list[str]) -> Block:
 
 def firing_now(alert: Alert, width: int = 80) -> str:
     """`*Firing now (3):* `a`, `b` and 1 more`: the first targets and a count."""
+    total, exact = firing_total(alert)
+    plus = "" if exact else "+"
     shown = [literal(t, width) for t in alert.targets]
-    more = alert.firing_count - len(shown)
-    text = ", ".join(shown) + (f" and {more} more" if more > 0 and shown else "")
-    return f"*Firing now ({alert.firing_count}):* {text}".rstrip()
+    more = total - len(shown)
+    text = ", ".join(shown) + (f" and {more}{plus} more" if more > 0 and shown else "")
+    return f"*Firing now ({total}{plus}):* {text}".rstrip()
 
 
 def _group_line(alert: Alert) -> str:
@@ -170,7 +208,7 @@ def _group_line(alert: Alert) -> str:
 def _summary(alert: Alert, budget: Budget, *, phase: Phase, with_description: bool) -> Block:
     limit = 150 if budget.compact else SUMMARY_MAX
     lines = [f"*{safe_line(alert.summary or alert.alert_name or 'alert', limit)}*"]
-    if phase == "firing" and alert.firing_count > 1 and alert.targets:
+    if phase == "firing" and firing_total(alert)[0] > 1 and alert.targets:
         lines.append(firing_now(alert, 40 if budget.compact else 80))
     lines.append(_group_line(alert))
     if with_description and budget.description > 0 and alert.description.strip():
@@ -205,10 +243,11 @@ def _runbook_url_section(url: str, *, indexed: bool) -> Block:
 
 
 def _fallback(alert: Alert, phase: Phase, tail: str) -> str:
+    """The notification text; `tail` (already safe, short) always survives the cut."""
     status = "🔥 FIRING" if phase == "firing" else "✅ RESOLVED"
     severity = f" ({alert.severity})" if alert.severity else ""
     text = f"{status}: {alert.alert_name}{severity} — {alert.summary}".rstrip(" —")
-    return cut(safe(" ".join(text.split())) + tail, FALLBACK_MAX)
+    return safe_line(text, FALLBACK_MAX - len(tail)) + tail
 
 
 def _dicts(blocks: list[Block]) -> Blocks:
@@ -245,8 +284,8 @@ def _cards(
 # --- firing ------------------------------------------------------------------------
 
 
-def _top(alert: Alert, result: SearchResult, budget: Budget) -> Blocks:
-    since = [f"🕒 since {_utc(alert.starts_at):%H:%M} UTC"] if alert.starts_at else []
+def _top(alert: Alert, result: SearchResult, budget: Budget, now: datetime) -> Blocks:
+    since = [f"🕒 since {clock(alert.starts_at, now)}"] if alert.starts_at else []
     blocks: list[Block] = [
         _header(alert, "firing"),
         _summary(alert, budget, phase="firing", with_description=True),
@@ -258,11 +297,14 @@ def _top(alert: Alert, result: SearchResult, budget: Budget) -> Blocks:
     return _dicts(blocks)
 
 
-def _even_share(alert: Alert, result: SearchResult, matches: list[Match], base: str | None) -> int:
+def _even_share(
+    alert: Alert, result: SearchResult, matches: list[Match], base: str | None, now: datetime
+) -> int:
     if not matches:
         return 0
     skeleton = message_size(
-        _top(alert, result, Budget(0)), _cards(alert, result, matches, base, Budget(match_text=0))
+        _top(alert, result, Budget(0), now),
+        _cards(alert, result, matches, base, Budget(match_text=0)),
     )
     return max(0, min(MATCH_TEXT_MAX, (BLOCKS_JSON_MAX - skeleton) // len(matches) - 60))
 
@@ -271,11 +313,13 @@ def _halve(n: int) -> int:
     return n // 2 if n > 100 else 0
 
 
-def _fit_firing(alert: Alert, result: SearchResult, base: str | None) -> tuple[Blocks, Blocks]:
+def _fit_firing(
+    alert: Alert, result: SearchResult, base: str | None, now: datetime
+) -> tuple[Blocks, Blocks]:
     matches = list(result.matches[:MAX_MATCHES]) if result.status == "matched" else []
-    budget = Budget(match_text=_even_share(alert, result, matches, base))
+    budget = Budget(match_text=_even_share(alert, result, matches, base, now))
     while True:
-        blocks = _top(alert, result, budget)
+        blocks = _top(alert, result, budget, now)
         attachments = _cards(alert, result, matches, base, budget)
         if _fits(blocks, attachments):
             return blocks, attachments
@@ -283,7 +327,7 @@ def _fit_firing(alert: Alert, result: SearchResult, base: str | None) -> tuple[B
             budget = replace(budget, match_text=max(MATCH_TEXT_FLOOR, budget.match_text * 4 // 5))
         elif len(matches) > 1:
             matches.pop()
-            budget = replace(budget, match_text=_even_share(alert, result, matches, base))
+            budget = replace(budget, match_text=_even_share(alert, result, matches, base, now))
         elif budget.match_text > 0:
             budget = replace(budget, match_text=_halve(budget.match_text))
         elif budget.fold > 0:
@@ -308,15 +352,18 @@ def render_message(
     """The page as posted: a compact message for resolved alerts, else alert + runbook cards.
 
     `runbook_base_url` (http/https) turns match titles into links to
-    `<base>/<path>#<anchor>`; `now` is the resolve time shown on resolved alerts.
+    `<base>/<path>#<anchor>`; `now` is when the page is rendered (default: the clock), the
+    day that times on the page are read against, and the resolve time when the alert
+    carries none. The notification names the section the first card leads with.
     """
+    at = _now(now)
     if alert.status == "resolved":
-        return _render_resolved(alert, _utc(now))
-    blocks, attachments = _fit_firing(alert, result, runbook_base_url)
+        return _render_resolved(alert, at)
+    blocks, attachments = _fit_firing(alert, result, runbook_base_url, at)
     if result.status == "matched" and result.matches:
         top = result.matches[0]
-        title = f"{top.title} › {top.section}" if top.section else top.title
-        tail = "\nRunbook: " + safe_line(title, 300)
+        section = cards.lead_section(top)
+        tail = "\nRunbook: " + safe_line(f"{top.title} › {section}" if section else top.title, 300)
     elif result.status == "unavailable":
         tail = "\nRunbook search unavailable."
     else:
@@ -335,18 +382,25 @@ def render_escalation(alert: Alert, *, severity_rose: bool, joined: int) -> str:
         head = f"⬆️ *{name}* is now *{safe_line(alert.severity or 'more severe', 40)}*"
     else:
         head = f"➕ *{name}*: {joined} more alert{'s' if joined != 1 else ''} firing"
-    lines = [head, f"*Firing now ({alert.firing_count}):*"]
+    total, exact = firing_total(alert)
+    plus = "" if exact else "+"
+    lines = [head, f"*Firing now ({total}{plus}):*"]
     lines += [f"• {literal(target, 120)}" for target in alert.targets]
-    if (more := alert.firing_count - len(alert.targets)) > 0:
-        lines.append(f"• and {more} more")
+    if (more := total - len(alert.targets)) > 0:
+        lines.append(f"• and {more}{plus} more")
     return cut("\n".join(lines), SECTION_MAX)
 
 
 # --- resolved ----------------------------------------------------------------------
 
 
-def _resolved_at(now: datetime) -> str:
-    return f"✅ Resolved at {now:%H:%M} UTC"
+def _ended(alert: Alert, now: datetime) -> datetime:
+    """When the alert ended: its own end time, else the time of rendering."""
+    return _utc(alert.ends_at) if alert.ends_at else now
+
+
+def _resolved_at(alert: Alert, now: datetime) -> str:
+    return f"✅ Resolved at {clock(_ended(alert, now), now)}"
 
 
 def _render_resolved(alert: Alert, now: datetime) -> SlackMessage:
@@ -354,7 +408,7 @@ def _render_resolved(alert: Alert, now: datetime) -> SlackMessage:
     blocks = [
         _header(alert, "resolved"),
         _summary(alert, budget, phase="resolved", with_description=False),
-        _alert_context(alert, budget, [_resolved_at(now)]),
+        _alert_context(alert, budget, [_resolved_at(alert, now)]),
     ]
     return SlackMessage(_fallback(alert, "resolved", ""), _dicts(blocks))
 
@@ -372,11 +426,11 @@ def render_resolved_update(
     last cards are dropped if that tips it over the limits. Without it (lost, or posted by
     a webhook), the compact resolved message.
     """
-    at = _utc(now)
+    at = _now(now)
     if original is None:
         return _render_resolved(alert, at)
     rest = [b for b in original.blocks if b.get("type") != "header"]
-    blocks = _dicts([_header(alert, "resolved"), _context([_resolved_at(at)])]) + rest
+    blocks = _dicts([_header(alert, "resolved"), _context([_resolved_at(alert, at)])]) + rest
     attachments = cards.recolor(original.attachments, cards.COLORS["resolved"])
     while not _fits(blocks, attachments):
         if attachments:
@@ -387,11 +441,12 @@ def render_resolved_update(
 
 
 def render_thread_reply(alert: Alert, *, now: datetime | None = None) -> str:
-    """Short thread reply on resolve: "✅ Resolved at HH:MM UTC (after 1h 12m)"."""
-    at = _utc(now)
-    text = _resolved_at(at)
+    """Short thread reply on resolve: "✅ Resolved at HH:MM UTC (after 1h 12m)", from the
+    alert's start to its end (`ends_at`, else `now`)."""
+    at = _now(now)
+    text = _resolved_at(alert, at)
     if alert.starts_at:
-        minutes = int((at - _utc(alert.starts_at)).total_seconds() // 60)
+        minutes = int((_ended(alert, at) - _utc(alert.starts_at)).total_seconds() // 60)
         if minutes >= 0:
             hours, mins = divmod(minutes, 60)
             text += f" (after {hours}h {mins}m)" if hours else f" (after {mins}m)"

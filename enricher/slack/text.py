@@ -1,27 +1,34 @@
 """Untrusted text (alerts, runbooks) to Slack mrkdwn that can neither ping nor leak.
 
 Anyone who can open a PR on the runbooks, or set an alert annotation, controls
-text we post. Every such string goes through one of three doors:
+text we post. Every such string goes through one of these doors:
 
-- `safe(text)` for short mrkdwn fields: redact secrets, then escape `& < >`,
-  then defang mentions. Redaction runs first because escaping changes what the
-  secret patterns see (`&` in a URL); defanging runs last so that it sees the
-  final text.
+- `safe_line(text, limit)` for short mrkdwn fields: redact secrets, then escape `& < >`,
+  then defang mentions. Redaction runs first because escaping changes what the secret
+  patterns see (`&` in a URL); defanging runs last so that it sees the final text.
 - `trim_markdown(text, limit)` for runbook sections: the same three steps,
   applied piece by piece (see its docstring), plus a little markdown to mrkdwn.
 - `truncate_plain(text, limit)` for `plain_text` fields (the header).
 - `literal(text, limit)` for label values: `safe_line`, then set in code so that `*`, `_`
   and `~` in a value (`pod=*prod*`) are shown, not applied as formatting.
 
+Bounded work (STYLE §13): a field may be 1 MiB. Every door first cuts its input to the raw
+prefix its output can show plus `SCAN_MARGIN` (`_window`), and only that prefix is scanned.
+Every pattern below is linear in what it scans: no two adjacent or nested quantifiers
+over overlapping classes, and where a failed match would re-scan a run (secret keys, lead
+words, URL schemes), the run is bounded or may only start where a run starts.
+
 Bidirectional controls (U+202A–U+202E, U+2066–U+2069, U+200E/U+200F, U+061C) are removed
 from everything: `pod\u202egpj.exe` would otherwise display as "podexe.jpg".
 
 Why mentions need more than escaping: `<!channel>`, `<@U123>` and
 `<!subteam^S1>` are inert once `<` is `&lt;`, but with `verbatim: false` (the
-default) Slack also parses bare `@channel`, `@here` and `@everyone`. We put a
-WORD JOINER (U+2060, invisible, does not break lines or emoji sequences) after
-the `@`. Other `@name`s are left alone: Slack resolves them only with
-`link_names=1`, which the poster must not set.
+default) Slack also parses bare `@channel`, `@here` and `@everyone`, also inside
+formatting (`_@here_`) and after a letter (`x@channel`). We put a WORD JOINER (U+2060,
+invisible, does not break lines or emoji sequences) after the `@` of each one, unless a
+letter or digit follows (`@channels`) or a domain does (`ops@here.example`, an address).
+Other `@name`s are left alone: Slack resolves them only with `link_names=1`, which the
+poster must not set.
 """
 
 from __future__ import annotations
@@ -34,6 +41,8 @@ from urllib.parse import urlsplit
 
 __all__ = [
     "CODE_OMITTED_NOTE",
+    "LINK_MAX",
+    "SCAN_MARGIN",
     "TRUNCATED_NOTE",
     "WORD_JOINER",
     "cut",
@@ -44,7 +53,6 @@ __all__ = [
     "literal",
     "neutralize_mentions",
     "redact_secrets",
-    "safe",
     "safe_line",
     "strip_bidi",
     "trim_markdown",
@@ -56,6 +64,21 @@ REDACTED = "[REDACTED]"
 TRUNCATED_NOTE = "_… (truncated, see the runbook)_"
 CODE_OMITTED_NOTE = "_(code block omitted, see the runbook)_"
 ELLIPSIS = "…"
+#: Raw characters scanned past what a field can show. A secret that starts in the shown
+#: part and, with its key, is at most this long is seen whole, so the cut never reveals
+#: part of one; the pattern bounds below (48-character keys) stay well inside it.
+SCAN_MARGIN = 512
+#: Longest URL made a link; a longer one (no real page has one) is shown as its label.
+LINK_MAX = 2000
+
+
+def _window(text: str, room: int) -> tuple[str, bool]:
+    """The raw prefix that can reach an output of `room` characters, plus SCAN_MARGIN, and
+    whether anything was cut off. Escaping only lengthens text, so `room` raw characters
+    cover what the output shows; where redaction or collapsed whitespace shortens it, the
+    output is shorter, never made of text past the window."""
+    end = max(room, 0) + SCAN_MARGIN
+    return text[:end], len(text) > end
 
 
 # --- escaping and mentions -------------------------------------------------
@@ -75,13 +98,17 @@ def escape(text: str) -> str:
 
 
 _RAW_MENTION_OPEN = re.compile(r"<(?=[!@#])")
-_BROADCAST = re.compile(r"(?<![\w@])@(channel|here|everyone)\b", re.IGNORECASE)
+#: Whatever precedes it (`_@here_`, `x@channel`); not a longer word, not an address's domain.
+_BROADCAST = re.compile(r"@(channel|here|everyone)(?![a-z0-9]|\.[a-z0-9])", re.IGNORECASE)
+
+
+def _defang_broadcasts(text: str) -> str:
+    return _BROADCAST.sub(lambda m: "@" + WORD_JOINER + m.group(1), text)
 
 
 def neutralize_mentions(text: str) -> str:
     """Defang broadcast mentions; also safe on unescaped text (raw `<!…>`, `<@…>`, `<#…>`)."""
-    text = _RAW_MENTION_OPEN.sub("&lt;", text)
-    return _BROADCAST.sub(lambda m: "@" + WORD_JOINER + m.group(1), text)
+    return _defang_broadcasts(_RAW_MENTION_OPEN.sub("&lt;", text))
 
 
 # --- secrets ---------------------------------------------------------------
@@ -128,17 +155,25 @@ def _redact_generic(m: re.Match[str]) -> str:
 
 _Rule = tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]
 
+# Why these stay linear (the module docstring has the rule): a match may only start where
+# its run starts (`(?<![…])` instead of `\b`, which holds inside `a.a.a` and `-a-a`),
+# prefixes that a failed match re-reads are bounded (schemes 32, keys 48, lead words 32),
+# and each value is one greedy run with nothing after it to backtrack into.
 _RULES: tuple[_Rule, ...] = (
     # A PEM private key, also an unterminated one (text cut upstream).
     (
         re.compile(
-            r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?:.*?-----END [A-Z0-9 ]*PRIVATE KEY-----|.*)",
+            r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY-----"
+            r"(?:.*?-----END [A-Z0-9 ]{0,40}PRIVATE KEY-----|.*)",
             re.DOTALL,
         ),
         "[REDACTED PRIVATE KEY]",
     ),
     # scheme://user:password@host
-    (re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^\s/:@]*):[^\s/]+@"), r"\1:***@"),
+    (
+        re.compile(r"(?i)(?<![a-z0-9+.-])([a-z][a-z0-9+.-]{0,31}://[^\s/:@]*):[^\s/]+@"),
+        r"\1:***@",
+    ),
     (
         re.compile(
             r"(?i)\b(?P<lead>authorization[ \t]*[:=][ \t]*[\"']?"
@@ -147,27 +182,30 @@ _RULES: tuple[_Rule, ...] = (
         _redact_after_lead,
     ),
     # "Bearer abc123…" but not "Bearer authentication": a token has a digit.
-    (re.compile(r"(?i)\b(bearer[ \t]+)(?=[A-Za-z._~+/=-]*\d)[\w.~+/=-]{8,}"), rf"\1{REDACTED}"),
+    (
+        re.compile(r"(?i)\b(bearer[ \t]+)(?=[A-Za-z._~+/=-]{0,64}\d)[\w.~+/=-]{8,}"),
+        rf"\1{REDACTED}",
+    ),
     (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), "[REDACTED AWS KEY]"),
     (re.compile(r"\bxox[abposr]-[0-9A-Za-z-]{8,}"), "[REDACTED SLACK TOKEN]"),
     (re.compile(r"\bxapp-[0-9A-Za-z-]{8,}"), "[REDACTED SLACK TOKEN]"),
     (re.compile(r"(?i)https://hooks\.slack\.com/services/[\w/]+"), "[REDACTED SLACK WEBHOOK]"),
     (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}\b"), "[REDACTED GITHUB TOKEN]"),
     (re.compile(r"\bgithub_pat_[A-Za-z0-9_]{30,}"), "[REDACTED GITHUB TOKEN]"),
-    (re.compile(r"\beyJ[\w-]{8,}\.eyJ[\w-]{8,}\.[\w-]{8,}"), "[REDACTED JWT]"),
+    (re.compile(r"(?<![\w.-])eyJ[\w-]{8,}\.eyJ[\w-]{8,}\.[\w-]{8,}"), "[REDACTED JWT]"),
     # password=..., "api_key": "...", token: ...
     (
         re.compile(
-            rf"(?i)(?P<key>\b[\w.-]*{_KEY_WORDS}[\w.-]*[\"']?)(?P<sep>\s*[=:]\s*)"
-            r"(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[^\s,;&\"']+)"
+            rf"(?i)(?<![\w.-])(?P<key>[\w.-]{{0,48}}?{_KEY_WORDS}[\w.-]{{0,48}}[\"']?)"
+            r"(?P<sep>\s*[=:]\s*)(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[^\s,;&\"']+)"
         ),
         _redact_assignment,
     ),
     # "the token is 9f8e…", "secret 3q2+7w…": long hex/base64 soon after a key-like word.
     (
         re.compile(
-            rf"(?i)(?P<lead>\b{_KEY_WORDS}\b[\w-]*(?:\s+(?:is|was|of|for|to))?[\s:=\"'`]+)"
-            r"(?P<value>[A-Za-z0-9+/_-]{20,}={0,2})"
+            rf"(?i)(?P<lead>\b{_KEY_WORDS}\b[\w-]{{0,32}}(?:\s{{1,8}}(?:is|was|of|for|to))?"
+            r"[\s:=\"'`]{1,8})(?P<value>[A-Za-z0-9+/_-]{20,}={0,2})"
         ),
         _redact_generic,
     ),
@@ -175,39 +213,57 @@ _RULES: tuple[_Rule, ...] = (
 
 
 def redact_secrets(text: str) -> str:
-    """Replace obvious secrets with `[REDACTED …]` markers; run it on raw text, before escaping."""
+    """Replace obvious secrets with `[REDACTED …]` markers; run it on raw text, before escaping.
+
+    Linear in `len(text)`, but it scans all of it: the doors below cut a field first."""
     for pattern, replacement in _RULES:
         text = pattern.sub(replacement, text)
     return text
 
 
-def safe(text: str) -> str:
-    """The one door for untrusted mrkdwn text: redact, escape, defang mentions."""
-    return neutralize_mentions(escape(redact_secrets(strip_bidi(text))))
+def _scrub(text: str) -> str:
+    return redact_secrets(strip_bidi(text))
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _door(text: str, limit: int, tidy: Callable[[str], str] = _one_line) -> str:
+    """Window, `tidy`, redact, escape, defang; then cut to `limit`, with an ellipsis when
+    anything was lost (also when the window alone cut it)."""
+    window, lost = _window(text, limit)
+    out = neutralize_mentions(escape(_scrub(tidy(window))))
+    if len(out) <= limit and not lost:
+        return out
+    if limit <= len(ELLIPSIS):
+        return ELLIPSIS[: max(limit, 0)]
+    return cut(out, limit - len(ELLIPSIS)) + ELLIPSIS
 
 
 def safe_line(text: str, limit: int) -> str:
-    """`safe` on one line (whitespace collapsed), cut to `limit` with an ellipsis."""
-    line = safe(" ".join(text.split()))
-    if len(line) <= limit:
-        return line
-    if limit <= len(ELLIPSIS):
-        return ELLIPSIS[: max(limit, 0)]
-    return cut(line, limit - len(ELLIPSIS)) + ELLIPSIS
+    """The door for short untrusted mrkdwn text: at most `limit` characters of it on one
+    line (whitespace collapsed), redacted, escaped and defanged (cut entity-safe, with an
+    ellipsis)."""
+    return _door(text, limit)
 
 
 def literal(text: str, limit: int) -> str:
     """A label value shown as it is: `safe_line` in a code span, so Slack formatting in it
     stays inert (backticks, which would end the span, become `ˋ`)."""
-    return f"`{safe_line(text.replace('`', 'ˋ'), max(limit - 2, 1))}`"
+    return f"`{_door(text, max(limit - 2, 1), lambda s: _one_line(s).replace('`', 'ˋ'))}`"
 
 
 # --- links -------------------------------------------------------------------
 
 
+_NOT_IN_URL = re.compile(r"[\s\x00-\x1f]")
+
+
 def is_http_url(url: str) -> bool:
-    """Only http(s) URLs with a host become links; `javascript:`, `file:` … stay text."""
-    if not url or any(c.isspace() or ord(c) < 32 for c in url):
+    """Only http(s) URLs with a host, at most LINK_MAX long, become links; `javascript:`,
+    `file:` … stay text."""
+    if not url or len(url) > LINK_MAX or _NOT_IN_URL.search(url):
         return False
     try:
         parts = urlsplit(url)
@@ -224,7 +280,7 @@ def _link_target(url: str) -> str:
 
 
 _URLISH_LABEL = re.compile(
-    r"(?i)^\s*(?:[a-z][a-z0-9+.-]*://)?[\w-]+(?:\.[\w-]+)+(?:[/:?#]\S*)?\s*$"
+    r"(?i)^\s*(?:[a-z][a-z0-9+.-]{0,31}://)?[\w-]+(?:\.[\w-]+)+(?:[/:?#]\S*)?\s*$"
 )
 
 
@@ -241,13 +297,15 @@ def link(url: str, label: str | None = None) -> str:
     A label that looks like a different host than the target (`[google.com](https://evil)`)
     is a phishing pattern: such links show the real target instead of the label.
     """
-    url = redact_secrets(strip_bidi(url))
-    if not is_http_url(url):
-        return safe(label if label else url)
+    scrubbed = _scrub(url) if len(url) <= LINK_MAX else ""
+    if not is_http_url(scrubbed):
+        return safe_line(label if label else url, LINK_MAX)
+    url = scrubbed
     target = _link_target(url)
+    label = label[: LINK_MAX + SCAN_MARGIN] if label else label
     if not label or (_URLISH_LABEL.match(label) and _host(label) != _host(url)):
         return f"<{target}>"
-    return f"<{target}|{safe(label)}>"
+    return f"<{target}|{safe_line(label, LINK_MAX)}>"
 
 
 # --- cutting escaped text ----------------------------------------------------
@@ -287,14 +345,17 @@ class _Unit:
 
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_HEADING = re.compile(r"^ {0,3}#{1,6}\s+(.*?)(?:\s+#+)?\s*$")
+_HEADING = re.compile(r"^ {0,3}#{1,6}\s+")
 _BULLET = re.compile(r"^(\s*)[-*+]\s+")
 _CODE_SPAN = re.compile(r"`([^`\n]+)`")
-# [label](url "title"), url may hold one level of balanced parentheses.
+# [label](url "title"), url may hold one level of balanced parentheses. The label holds no
+# `[`, so each `[` of a run `[[[…` reads only up to the next one.
 _MD_LINK = re.compile(
-    r"!?\[([^\]\n]*)\]\(\s*<?([^\s()<>]*(?:\([^\s()<>]*\)[^\s()<>]*)*)>?(?:\s+\"[^\"\n]*\")?\s*\)"
+    r"!?\[([^\[\]\n]*)\]\(\s*<?([^\s()<>]*(?:\([^\s()<>]*\)[^\s()<>]*)*)>?"
+    r"(?:\s+\"[^\"\n]*\")?\s*\)"
 )
-_BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*|__(?=\S)(.+?)(?<=\S)__")
+# Bold holds no `*` (`_`): an opener that is never closed reads only up to the next one.
+_BOLD = re.compile(r"\*\*(?=\S)([^*\n]+?)(?<=\S)\*\*|__(?=\S)([^_\n]+?)(?<=\S)__")
 
 
 def _plain(segment: str) -> str:
@@ -319,10 +380,20 @@ def _inline(line: str) -> str:
     return "".join(out)
 
 
+def _heading_text(rest: str) -> str:
+    """A heading's text without its closing `#`s (a run of them after a space, CommonMark);
+    done with str methods: as a regex, `\\s+#+\\s*$` re-reads every run of spaces."""
+    text = rest.rstrip()
+    bare = text.rstrip("#")
+    if bare != text and (not bare or bare[-1].isspace()):
+        text = bare
+    return text.strip()
+
+
 def _render_line(line: str) -> str:
     heading = _HEADING.match(line)
     if heading:
-        title = _inline(heading.group(1).replace("**", "")).strip("*")
+        title = _inline(_heading_text(line[heading.end() :]).replace("**", "")).strip("*")
         return f"*{title}*" if title else ""
     bullet = _BULLET.match(line)
     if bullet:
@@ -339,7 +410,9 @@ def _code_unit(lines: list[str]) -> _Unit | None:
     return _Unit("code", f"```\n{body}\n```")
 
 
-def _units(markdown: str) -> list[_Unit]:
+def _units(markdown: str, cut_off: bool = False) -> list[_Unit]:
+    """Rendered units of markdown; with `cut_off` (the text was cut after it), a fence left
+    open at the end is a block seen only in part, shown as CODE_OMITTED_NOTE."""
     units: list[_Unit] = []
     lines = markdown.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     i = 0
@@ -351,7 +424,8 @@ def _units(markdown: str) -> list[_Unit]:
             j = i + 1
             while j < len(lines) and not close.match(lines[j]):
                 j += 1
-            code = _code_unit(lines[i + 1 : j])
+            partial = cut_off and j == len(lines)
+            code = _Unit("code", CODE_OMITTED_NOTE) if partial else _code_unit(lines[i + 1 : j])
             if code:
                 units.append(code)
             i = j + 1
@@ -371,7 +445,11 @@ def trim_markdown(text: str, limit: int) -> str:
     """Runbook markdown to escaped Slack mrkdwn of at most `limit` characters.
 
     How the output stays safe and short:
-    1. Secrets are redacted on the whole raw text (a PEM key spans lines).
+    0. Only the raw prefix the output can show is read (`_window` of twice `limit`:
+       markup, link targets and blank-line runs are not shown); when that cuts the text,
+       the output says so with `TRUNCATED_NOTE`, and a code block the cut runs through
+       is omitted, never shown in part.
+    1. Secrets are redacted on the whole window (a PEM key spans lines).
     2. The text is split into units: one per line, one per fenced code block.
        Each unit is escaped and defanged on its own; the only raw `<…>` we emit
        are links built by `link()` around validated http(s) URLs.
@@ -382,20 +460,22 @@ def trim_markdown(text: str, limit: int) -> str:
        `cut`, entity- and link-safe) only when less than half the room is used.
        `TRUNCATED_NOTE` is appended, and its room reserved, whenever text is lost.
     """
-    return _fit(_units(redact_secrets(strip_bidi(text))), limit)
+    window, lost = _window(text, 2 * limit)
+    return _fit(_units(_scrub(window), lost), limit, lost)
 
 
-def _fit(units: list[_Unit], limit: int) -> str:
-    """Rendered units in order while they fit `limit` (the rules of `trim_markdown`)."""
+def _fit(units: list[_Unit], limit: int, lost: bool = False) -> str:
+    """Rendered units in order while they fit `limit` (the rules of `trim_markdown`);
+    `lost`: text after these units was cut off already."""
     full = "\n".join(u.text for u in units)
-    if len(full) <= limit:
+    if len(full) <= limit and not lost:
         return full
     budget = limit - len(TRUNCATED_NOTE) - 1
     if budget <= 0:
         return ELLIPSIS[: max(limit, 0)]
     out: list[str] = []
     used = 0
-    truncated = False
+    truncated = lost
     for unit in units:
         sep = 1 if out else 0
         if used + sep + len(unit.text) <= budget:
@@ -427,7 +507,8 @@ def fold_markdown(text: str, *, fold_chars: int, fold_lines: int, limit: int) ->
     A first line longer than the fold is cut (entity- and link-safe) rather than pushed
     below it; a code block that does not fit whole starts the rest.
     """
-    units = _units(redact_secrets(strip_bidi(text)))
+    window, lost = _window(text, 2 * (fold_chars + limit))
+    units = _units(_scrub(window), lost)
     head: list[str] = []
     used = lines = 0
     for unit in units:
@@ -445,7 +526,7 @@ def fold_markdown(text: str, *, fold_chars: int, fold_lines: int, limit: int) ->
         head.pop()
     while rest and rest[0].kind == "blank":
         rest.pop(0)
-    return "\n".join(head), _fit(rest, limit)
+    return "\n".join(head), _fit(rest, limit, lost)
 
 
 # --- plain_text ------------------------------------------------------------------
@@ -459,10 +540,10 @@ def truncate_plain(text: str, limit: int) -> str:
     `<!`/`<@`/`<#` openers with a WORD JOINER: invisible, and inert even if
     Slack ever parsed plain_text.
     """
-    line = " ".join(redact_secrets(strip_bidi(text)).split())
-    line = re.sub(r"<(?=[!@#])", "<" + WORD_JOINER, line)
-    line = _BROADCAST.sub(lambda m: "@" + WORD_JOINER + m.group(1), line)
-    if len(line) <= limit:
+    window, lost = _window(text, limit)
+    line = _one_line(_scrub(window))
+    line = _defang_broadcasts(_RAW_MENTION_OPEN.sub("<" + WORD_JOINER, line))
+    if len(line) <= limit and not lost:
         return line
     if limit <= len(ELLIPSIS):
         return ELLIPSIS[: max(limit, 0)]

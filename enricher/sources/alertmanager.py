@@ -400,6 +400,7 @@ def normalize_group(group: AlertGroup) -> Alert:
     common, annotations = payload.common_annotations, rep.annotations
     firing = payload.status == "firing" or group.firing > 0
     starts = [a.starts_at for a in payload.alerts if a.starts_at is not None]
+    ends = [a.ends_at for a in payload.alerts if a.status == "resolved" and a.ends_at]
     return Alert(
         source="alertmanager",
         status="firing" if firing else "resolved",
@@ -417,6 +418,7 @@ def normalize_group(group: AlertGroup) -> Alert:
         firing_count=group.firing,
         targets=_targets(group),
         starts_at=min(starts) if starts else group.received_at,
+        ends_at=max(ends) if ends and not firing else None,
         link=rep.generator_url or payload.external_url or None,
         metrics=group_metric_names(a.generator_url for a in (rep, *payload.alerts)),
         event_type=None,

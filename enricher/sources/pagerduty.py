@@ -288,6 +288,7 @@ def normalize_incident(webhook: PagerDutyWebhook) -> Alert | None:
         labels={key: value for key, value in labels.items() if value},
         group_key=data.id,
         starts_at=data.created_at,
+        ends_at=event.occurred_at if status == "resolved" else None,
         link=data.html_url or None,
         event_type=event.event_type,
     )

@@ -6,11 +6,12 @@ import json
 import re
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from enricher.alert import Alert
+from enricher.alert import Alert, Source
 from enricher.result import Match, SearchResult, Section
 from enricher.slack.cards import COLORS, LEADS_TEXT
 from enricher.slack.render import (
@@ -22,8 +23,10 @@ from enricher.slack.render import (
     render_resolved_update,
     render_thread_reply,
 )
+from enricher.sources import Parsed, parse
 
 NOW = datetime(2024, 5, 4, 14, 5, tzinfo=UTC)
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 BASE = "https://git.example.com/ops/runbooks/blob/main"
 
 
@@ -243,6 +246,23 @@ class TestFiringMatched:
         assert "Runbook: Postgres replication lag 0 › Mitigation › Promote replica" in msg.text
         assert len(msg.text) <= 3000
 
+    def test_fallback_names_the_section_the_card_leads_with(self) -> None:
+        """With steps the card leads with them, so the push text and the card's own
+        fallback name the steps' section, not the best-matching one."""
+        match = make_match(section="Background", steps=STEPS)
+        msg = render_message(make_alert(), matched(match), now=NOW)
+        assert msg.text.endswith("\nRunbook: Postgres replication lag 0 › Mitigation › Scale up")
+        fallback = msg.attachments[0]["fallback"]
+        assert fallback == "Runbook: Postgres replication lag 0 › Mitigation › Scale up (match 83%)"
+        assert "Background" not in msg.text + fallback
+
+    def test_runbook_tail_survives_a_huge_summary(self) -> None:
+        """A 1 MiB summary is cut to what the notification shows; the runbook line stays."""
+        msg = render_message(make_alert(summary="a." * (1 << 19)), matched(make_match()), now=NOW)
+        assert len(msg.text) <= 3000
+        tail = "\nRunbook: Postgres replication lag 0 › Mitigation › Promote replica"
+        assert msg.text.endswith(tail)
+
 
 class TestNoMatchAndUnavailable:
     def test_no_match(self) -> None:
@@ -312,6 +332,68 @@ class TestNoMatchAndUnavailable:
         result = SearchResult(status="unavailable", tier=None)
         body = texts(render_message(alert, result))
         assert body.index("Runbook linked by the alert") < body.index(UNAVAILABLE_TEXT)
+
+
+class TestTimes:
+    """Times on the page: read against the page's own day, resolves at the alert's end."""
+
+    @pytest.mark.parametrize(
+        ("started", "shown"),
+        [
+            (NOW - timedelta(minutes=42), "🕒 since 13:23 UTC"),
+            (NOW - timedelta(days=3, hours=10), "🕒 since May 1 04:05 UTC"),
+            (datetime(2023, 12, 31, 23, 59, tzinfo=UTC), "🕒 since Dec 31 2023 23:59 UTC"),
+        ],
+    )
+    def test_since_carries_a_date_from_another_day(self, started: datetime, shown: str) -> None:
+        """`since 04:12 UTC` alone would read as today: another day adds its date, another
+        year its year."""
+        msg = render_message(make_alert(starts_at=started), matched(make_match()), now=NOW)
+        assert shown in [e["text"] for e in msg.blocks[2]["elements"]]
+
+    def test_resolve_time_is_the_alerts_end(self) -> None:
+        """The resolve shows when the alert ended, not when the page was rendered (a group
+        interval later), and the duration runs to that end."""
+        ended = NOW - timedelta(minutes=4)
+        alert = make_alert(status="resolved", starts_at=ended - timedelta(hours=1), ends_at=ended)
+        assert "✅ Resolved at 14:01 UTC" in texts(render_message(alert, matched(), now=NOW))
+        firing = render_message(make_alert(), matched(), now=NOW)
+        update = render_resolved_update(alert, firing, now=NOW)
+        assert update.blocks[1]["elements"][0]["text"] == "✅ Resolved at 14:01 UTC"
+        assert render_thread_reply(alert, now=NOW) == "✅ Resolved at 14:01 UTC (after 1h 0m)"
+
+    @pytest.mark.parametrize(
+        ("source", "fixture", "rendered", "expected"),
+        [
+            # endsAt 01:05, earliest start 22:35 the day before
+            (
+                "alertmanager",
+                "alertmanager/resolved_group.json",
+                datetime(2024, 5, 14, 1, 9, tzinfo=UTC),
+                "✅ Resolved at 01:05 UTC (after 2h 30m)",
+            ),
+            # occurred_at 09:40, created_at 09:12
+            (
+                "pagerduty",
+                "pagerduty/incident_resolved.json",
+                datetime(2024, 5, 14, 9, 45, tzinfo=UTC),
+                "✅ Resolved at 09:40 UTC (after 28m)",
+            ),
+        ],
+    )
+    def test_recorded_resolves_use_the_senders_end_time(
+        self, source: Source, fixture: str, rendered: datetime, expected: str
+    ) -> None:
+        """A recorded resolve (Alertmanager's endsAt, PagerDuty's occurred_at) gives the time
+        and the duration, whenever the page is rendered."""
+        parsed = parse(source, (FIXTURES / fixture).read_bytes())
+        assert isinstance(parsed, Parsed)
+        assert render_thread_reply(parsed.alert, now=rendered) == expected
+
+    def test_resolve_on_a_later_day_is_dated(self) -> None:
+        """A resolve rendered on another day than the alert ended carries its date."""
+        alert = make_alert(status="resolved", ends_at=NOW - timedelta(days=1), starts_at=None)
+        assert render_thread_reply(alert, now=NOW) == "✅ Resolved at May 3 14:05 UTC"
 
 
 class TestResolved:
@@ -551,6 +633,30 @@ class TestFiringNow:
             "*Firing now (7):* `namespace=payments pod=pay-1 (critical)`, "
             "`namespace=shop pod=co-1` and 5 more"
         ) in body
+
+    def test_alerts_left_out_by_max_alerts_are_counted_as_firing(self) -> None:
+        """`max_alerts: 100` with 150 firing: the body shows 100 and truncatedAlerts 50, all
+        firing (Alertmanager drops resolved alerts before it cuts the list), so 150."""
+        alert = make_alert(alert_count=150, firing_count=100, truncated=50, targets=("a=1",))
+        body = texts(render_message(alert, matched(make_match()), now=NOW))
+        assert "*Firing now (150):* `a=1` and 149 more" in body
+        reply = render_escalation(alert, severity_rose=False, joined=50)
+        assert "*Firing now (150):*" in reply.splitlines()
+
+    def test_left_out_alerts_of_unknown_status_make_a_floor(self) -> None:
+        """When the body also shows resolved alerts, the left-out ones may be either: the
+        count says "at least"."""
+        alert = make_alert(alert_count=160, firing_count=90, truncated=50, targets=("a=1",))
+        body = texts(render_message(alert, matched(make_match()), now=NOW))
+        assert "*Firing now (90+):* `a=1` and 89+ more" in body
+
+    def test_recorded_truncated_group(self) -> None:
+        """The recorded body with truncatedAlerts 4 counts its firing alerts and those 4."""
+        raw = json.loads((FIXTURES / "alertmanager" / "truncated.json").read_text())
+        parsed = parse("alertmanager", json.dumps(raw).encode())
+        assert isinstance(parsed, Parsed)
+        body = texts(render_message(parsed.alert, matched(make_match()), now=NOW))
+        assert f"*Firing now ({len(raw['alerts']) + 4}):*" in body
 
     def test_omitted_alerts_are_counted(self) -> None:
         """A group too large to read whole says how many alerts it does not name."""

@@ -3,20 +3,26 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from enricher.slack.text import (
     CODE_OMITTED_NOTE,
+    LINK_MAX,
+    SCAN_MARGIN,
     TRUNCATED_NOTE,
     WORD_JOINER,
     cut,
     escape,
+    fold_markdown,
     is_http_url,
     link,
+    literal,
     neutralize_mentions,
     redact_secrets,
-    safe,
     safe_line,
     trim_markdown,
     truncate_plain,
@@ -59,9 +65,9 @@ class TestMentions:
         "raw",
         ["<!channel>", "<!here>", "<!everyone>", "<@U123>", "<!subteam^S1|devs>", "<#C123>"],
     )
-    def test_bracket_mentions_are_inert_after_safe(self, raw: str) -> None:
+    def test_bracket_mentions_are_inert_after_safe_line(self, raw: str) -> None:
         """Slack's `<!…>`, `<@…>`, `<#…>` tokens come out with `<` escaped."""
-        out = safe(f"ping {raw} now")
+        out = safe_line(f"ping {raw} now", 3000)
         assert not RAW_MENTION.search(out)
         assert "&lt;" in out
 
@@ -78,6 +84,29 @@ class TestMentions:
         assert "@" + WORD_JOINER + word[1:] in out
 
     @pytest.mark.parametrize(
+        ("raw", "word"),
+        [
+            ("_@here_", "here"),
+            ("*@channel*", "channel"),
+            ("~@everyone~", "everyone"),
+            ("x@channel", "channel"),
+            ("call@here now", "here"),
+            ("(@here)", "here"),
+            ("@@channel", "channel"),
+            ("see @here.", "here"),
+            ("@here_team", "here"),
+        ],
+    )
+    def test_broadcasts_in_formatting_or_after_a_letter_get_a_word_joiner(
+        self, raw: str, word: str
+    ) -> None:
+        """Whatever precedes the `@` (formatting, a letter, another `@`), and whatever
+        follows that is not a letter, digit or domain, the broadcast is defanged."""
+        for out in (neutralize_mentions(raw), safe_line(raw, 100), truncate_plain(raw, 100)):
+            assert "@" + WORD_JOINER + word in out
+            assert not re.search(rf"@{word}", out)
+
+    @pytest.mark.parametrize(
         "text", ["ops@here.example", "@channels", "@alice", "user@everyone.io"]
     )
     def test_other_at_words_untouched(self, text: str) -> None:
@@ -85,37 +114,38 @@ class TestMentions:
         assert neutralize_mentions(text) == text
 
 
+#: (raw text, the secret in it, the marker that replaces it)
+SECRET_KINDS = [
+    ("postgres://app:s3cr3t@db:5432/x", "s3cr3t", "app:***@db"),
+    ("redis://:p@ss@cache:6379", "p@ss", ":***@cache"),
+    ("curl -H 'Authorization: Bearer abc.def-123456' x", "abc.def-123456", "[REDACTED]"),
+    ("Authorization: Basic dXNlcjpwYXNz", "dXNlcjpwYXNz", "[REDACTED]"),
+    ("send bearer eyabcdefgh12345678", "eyabcdefgh12345678", "[REDACTED]"),
+    ("password=hunter2 user=bob", "hunter2", "password=[REDACTED]"),
+    ("export PGPASSWORD='s3cret pass'", "s3cret pass", "PGPASSWORD='[REDACTED]'"),
+    ('{"api_key": "AbCdEf0123456789"}', "AbCdEf0123456789", '"[REDACTED]"'),
+    ("token=abc123&next=1", "abc123", "token=[REDACTED]&next=1"),
+    ("client_secret: 9f8e7d6c", "9f8e7d6c", "[REDACTED]"),
+    ("secret=opensesame", "opensesame", "[REDACTED]"),
+    (
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY-----",
+        "MIIEowIBAAKCAQEA",
+        "[REDACTED PRIVATE KEY]",
+    ),
+    ("-----BEGIN PRIVATE KEY-----\nMIIEcut-off", "MIIEcut-off", "[REDACTED PRIVATE KEY]"),
+    ("id AKIAIOSFODNN7EXAMPLE ok", "AKIAIOSFODNN7EXAMPLE", "[REDACTED AWS KEY]"),
+    ("xoxb-123456789012-abcdefABCDEF", "abcdefABCDEF", "[REDACTED SLACK TOKEN]"),
+    ("xoxp-1-2-3-abcdef012345", "abcdef012345", "[REDACTED SLACK TOKEN]"),
+    ("ghp_" + "a1" * 18, "a1a1a1", "[REDACTED GITHUB TOKEN]"),
+    ("github_pat_" + "Ab1_" * 10, "Ab1_Ab1_", "[REDACTED GITHUB TOKEN]"),
+    ("https://hooks.slack.com/services/T0/B0/XyZ", "XyZ", "[REDACTED SLACK WEBHOOK]"),
+    ("the secret is 9f8e7d6c5b4a39281706f5e4d3c2b1a0", "9f8e7d6c5b4a", "[REDACTED]"),
+    ("API key: sk_live_abc123def456", "sk_live_abc123def456", "[REDACTED]"),
+]
+
+
 class TestRedact:
-    @pytest.mark.parametrize(
-        ("raw", "secret", "marker"),
-        [
-            ("postgres://app:s3cr3t@db:5432/x", "s3cr3t", "app:***@db"),
-            ("redis://:p@ss@cache:6379", "p@ss", ":***@cache"),
-            ("curl -H 'Authorization: Bearer abc.def-123456' x", "abc.def-123456", "[REDACTED]"),
-            ("Authorization: Basic dXNlcjpwYXNz", "dXNlcjpwYXNz", "[REDACTED]"),
-            ("send bearer eyabcdefgh12345678", "eyabcdefgh12345678", "[REDACTED]"),
-            ("password=hunter2 user=bob", "hunter2", "password=[REDACTED]"),
-            ("export PGPASSWORD='s3cret pass'", "s3cret pass", "PGPASSWORD='[REDACTED]'"),
-            ('{"api_key": "AbCdEf0123456789"}', "AbCdEf0123456789", '"[REDACTED]"'),
-            ("token=abc123&next=1", "abc123", "token=[REDACTED]&next=1"),
-            ("client_secret: 9f8e7d6c", "9f8e7d6c", "[REDACTED]"),
-            ("secret=opensesame", "opensesame", "[REDACTED]"),
-            (
-                "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY-----",
-                "MIIEowIBAAKCAQEA",
-                "[REDACTED PRIVATE KEY]",
-            ),
-            ("-----BEGIN PRIVATE KEY-----\nMIIEcut-off", "MIIEcut-off", "[REDACTED PRIVATE KEY]"),
-            ("id AKIAIOSFODNN7EXAMPLE ok", "AKIAIOSFODNN7EXAMPLE", "[REDACTED AWS KEY]"),
-            ("xoxb-123456789012-abcdefABCDEF", "abcdefABCDEF", "[REDACTED SLACK TOKEN]"),
-            ("xoxp-1-2-3-abcdef012345", "abcdef012345", "[REDACTED SLACK TOKEN]"),
-            ("ghp_" + "a1" * 18, "a1a1a1", "[REDACTED GITHUB TOKEN]"),
-            ("github_pat_" + "Ab1_" * 10, "Ab1_Ab1_", "[REDACTED GITHUB TOKEN]"),
-            ("https://hooks.slack.com/services/T0/B0/XyZ", "XyZ", "[REDACTED SLACK WEBHOOK]"),
-            ("the secret is 9f8e7d6c5b4a39281706f5e4d3c2b1a0", "9f8e7d6c5b4a", "[REDACTED]"),
-            ("API key: sk_live_abc123def456", "sk_live_abc123def456", "[REDACTED]"),
-        ],
-    )
+    @pytest.mark.parametrize(("raw", "secret", "marker"), SECRET_KINDS)
     def test_secret_kinds_redacted(self, raw: str, secret: str, marker: str) -> None:
         """Each kind of secret is replaced by a marker and does not survive."""
         out = redact_secrets(raw)
@@ -140,14 +170,14 @@ class TestRedact:
         assert redact_secrets(text) == text
 
     def test_redaction_is_idempotent(self) -> None:
-        """Redacting twice gives the same text (safe() may see already redacted text)."""
+        """Redacting twice gives the same text (a door may see already redacted text)."""
         raw = "postgres://u:pw@h password=x token: abc123456 AKIAIOSFODNN7EXAMPLE"
         once = redact_secrets(raw)
         assert redact_secrets(once) == once
 
     def test_safe_redacts_before_escaping(self) -> None:
         """A secret containing `&` is redacted whole, not split by its escape."""
-        out = safe("password=a&b<c")
+        out = safe_line("password=a&b<c", 3000)
         assert "a&amp;b" not in out
         assert out.startswith("password=[REDACTED]")
 
@@ -274,9 +304,17 @@ class TestTrimMarkdown:
 
     def test_huge_code_block_replaced_and_text_continues(self) -> None:
         """A code block larger than the limit becomes a note; later lines still show."""
-        md = "Before.\n```\n" + "x = 1\n" * 2000 + "```\nAfter."
+        md = "Before.\n```\n" + "x = 1\n" * 150 + "```\nAfter."
         out = trim_markdown(md, 500)
         assert out == f"Before.\n{CODE_OMITTED_NOTE}\nAfter."
+
+    def test_code_block_past_what_can_show_is_omitted_not_shown_in_part(self) -> None:
+        """A block running past the part of the text that is read is never closed early
+        and shown as if whole: it is omitted, and the output says text was lost."""
+        md = "Before.\n```\n" + "x = 1\n" * 2000 + "```\nAfter."
+        assert trim_markdown(md, 500) == f"Before.\n{CODE_OMITTED_NOTE}\n{TRUNCATED_NOTE}"
+        short = "Before.\n```\nx = 1\n" + " " * 20_000
+        assert trim_markdown(short, 3000) == f"Before.\n{CODE_OMITTED_NOTE}\n{TRUNCATED_NOTE}"
 
     def test_truncation_note_when_text_lost(self) -> None:
         """Dropping text appends the truncated note."""
@@ -317,3 +355,117 @@ class TestTruncatePlain:
     def test_one_line(self) -> None:
         """Newlines collapse to single spaces."""
         assert truncate_plain("a\nb\t c", 150) == "a b c"
+
+
+MIB = 1 << 20
+#: Runs that made the old patterns quadratic or worse (`a.a.a`, `-a-a`, key words, schemes,
+#: unclosed `[` and `**`), long base64, and the openers every pattern keys on.
+ADVERSARIAL_UNITS = (
+    "a.",
+    "-a",
+    ".",
+    "token.",
+    "password_",
+    "secret=",
+    "api_key: ",
+    "bearer ",
+    "QUJDRGVmZ2g0NTY3",
+    "+/=",
+    "a://",
+    "a:b",
+    " **a",
+    "__a ",
+    "[",
+    "](",
+    "@here",
+    "eyJ-",
+    "xoxb-",
+    "ghp_",
+    "&",
+    "<",
+    "`",
+    "```\n",
+    "# ",
+    " ",
+    "\n",
+    "\u202e",
+    "-----BEGIN PRIVATE KEY-----",
+)
+
+
+def adversarial(max_run: int = 4000) -> st.SearchStrategy[str]:
+    """Text made of a few long runs of adversarial units."""
+    run = st.tuples(st.sampled_from(ADVERSARIAL_UNITS), st.integers(1, max_run))
+    return st.lists(run.map(lambda r: r[0] * r[1]), min_size=1, max_size=6).map("".join)
+
+
+def mebibyte(text: str) -> str:
+    """`text` repeated to exactly 1 MiB of characters."""
+    return (text * (MIB // len(text) + 1))[:MIB]
+
+
+#: Each door, and how much of its input it may read: what its output can show, plus
+#: SCAN_MARGIN (markdown reads twice its limit: markup is not shown).
+Door = Callable[[str], str]
+DOORS: dict[str, tuple[Door, int]] = {
+    "safe_line": (lambda t: safe_line(t, 300), 300 + SCAN_MARGIN),
+    "literal": (lambda t: literal(t, 100), 98 + SCAN_MARGIN),
+    "truncate_plain": (lambda t: truncate_plain(t, 150), 150 + SCAN_MARGIN),
+    "link_label": (lambda t: link("https://x.example/", t), LINK_MAX + SCAN_MARGIN),
+    "trim_markdown": (lambda t: trim_markdown(t, 1200), 2 * 1200 + SCAN_MARGIN),
+    "fold_markdown": (
+        lambda t: "\n--\n".join(fold_markdown(t, fold_chars=700, fold_lines=4, limit=2200)),
+        2 * (700 + 2200) + SCAN_MARGIN,
+    ),
+}
+BOUNDED = settings(
+    max_examples=40,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+
+
+class TestBoundedWork:
+    """Redaction and rendering read only what the output can show (STYLE §13)."""
+
+    @pytest.mark.parametrize("door", sorted(DOORS))
+    @BOUNDED
+    @given(text=adversarial())
+    def test_only_the_cut_prefix_is_read(self, door: str, text: str) -> None:
+        """On 1 MiB of adversarial text, the result is the result on its cut prefix followed
+        by anything else: nothing past the prefix is scanned, so the work is bounded by the
+        prefix, not the field."""
+        render, window = DOORS[door]
+        big = mebibyte(text)
+        assert render(big) == render(big[:window] + "x")
+        assert render(big) == render(big[:window] + mebibyte(text[::-1]))
+
+    @pytest.mark.parametrize("door", ["safe_line", "literal", "trim_markdown", "fold_markdown"])
+    @BOUNDED
+    @given(
+        kind=st.sampled_from(SECRET_KINDS),
+        before=adversarial(max_run=40),
+        after=adversarial(),
+    )
+    def test_secrets_stay_redacted_among_adversarial_text(
+        self, door: str, kind: tuple[str, str, str], before: str, after: str
+    ) -> None:
+        """Every secret of the table stays redacted with adversarial runs around it and a
+        1 MiB tail, wherever the cut falls."""
+        raw, secret, _ = kind
+        render, _ = DOORS[door]
+        out = render(f"{before[:200]} {raw} {mebibyte(after)}")
+        assert secret not in out
+
+    @pytest.mark.parametrize(("raw", "secret", "marker"), SECRET_KINDS)
+    def test_a_secret_straddling_the_cut_is_redacted_whole(
+        self, raw: str, secret: str, marker: str
+    ) -> None:
+        """A secret that starts just before the output's limit and ends past it is seen
+        whole, so the cut shows its marker (or part of it), never part of the secret."""
+        for shift in range(0, 12, 3):
+            lead = "x " * ((280 - shift) // 2)
+            out = safe_line(lead + raw + " tail" * 1000, 300)
+            assert secret[:4] not in out[len(lead) - 2 :]
