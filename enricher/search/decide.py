@@ -44,7 +44,8 @@ class SearchConfig:
     #: On "no confident match", up to this many runbooks are still named as leads, marked
     #: as not confident (0: none), when the best of them reaches the model's lead floor.
     max_leads: int = 3
-    #: Below the bar, a first lead at or above this probability is named "likely" (LIKELY).
+    #: Below the bar, a first lead at or above this probability is named "likely" (one in
+    #: five or better: worth reading first, not yet worth calling the match).
     likely: float = 0.2
     #: Candidates each retriever contributes (wider than top_k on purpose).
     prefetch_limit: int = 24

@@ -44,12 +44,14 @@ __all__ = [
     "FOLD_CHARS",
     "FOLD_LINES",
     "LEADS_TEXT",
+    "LIKELY_TEXT",
     "NO_MATCH_TEXT",
     "UNAVAILABLE_TEXT",
     "Budget",
     "color_for",
     "lead_card",
     "lead_section",
+    "likely_card",
     "match_card",
     "note_card",
     "recolor",
@@ -83,6 +85,7 @@ _SEVERITY_COLOR = {
 
 NO_MATCH_TEXT = "🔍 No confident runbook match for this alert."
 LEADS_TEXT = "Closest runbook, *below the confidence bar*: check it fits before following it."
+LIKELY_TEXT = "*Likely* the alert's runbook, though *below the confidence bar*"
 UNAVAILABLE_TEXT = (
     "⚠️ Runbook search is unavailable right now — this page was sent without runbook context."
 )
@@ -250,6 +253,17 @@ def lead_card(match: Match, color: str, base: str | None, budget: Budget) -> Car
     blocks = [_section(f"{heading}\n{LEADS_TEXT}"), _context(_source_line(match, width))]
     fallback = f"Closest runbook (not confident): {match.title or match.path}"
     return _card(color, truncate_plain(fallback, 300), blocks, match)
+
+
+def likely_card(match: Match, color: str, base: str | None, budget: Budget) -> Card:
+    """The first lead when it is likely (enricher.search.decide.likely): shown like a
+    match, with what to do, under a line that says how likely and that it is unconfirmed."""
+    card = match_card(match, color, base, budget)
+    percent = score_text(match).removeprefix("match ")
+    card["blocks"] = [_section(f"{LIKELY_TEXT} ({percent}).").to_dict(), *card["blocks"]]
+    title = " ".join((match.title or match.path).split())
+    card["fallback"] = truncate_plain(f"Likely runbook ({percent}, not confident): {title}", 300)
+    return card
 
 
 def note_card(text: str, color: str, fallback: str) -> Card:

@@ -278,6 +278,10 @@ def _cards(
     )
     found = [cards.note_card(f"{NO_MATCH_TEXT}\n{hint}", grey, "No confident runbook match")]
     leads = result.leads[:MAX_MATCHES] if result.status == "no_match" else ()
+    if result.likely and leads:
+        first, *rest = leads
+        likely = cards.likely_card(first, grey, base, budget)
+        return [*found, likely, *(cards.lead_card(m, grey, base, budget) for m in rest)]
     return found + [cards.lead_card(m, grey, base, budget) for m in leads]
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from enricher.alert import Alert, Source
 from enricher.result import Match, SearchResult, Section
-from enricher.slack.cards import COLORS, LEADS_TEXT
+from enricher.slack.cards import COLORS, LEADS_TEXT, LIKELY_TEXT
 from enricher.slack.render import (
     NO_MATCH_TEXT,
     UNAVAILABLE_TEXT,
@@ -290,6 +290,28 @@ class TestNoMatchAndUnavailable:
         assert "Restart the replica." not in body
         assert msg.text.endswith("No confident runbook match.")
         assert_block_kit_limits(msg)
+
+    def test_a_likely_first_lead_says_so_with_what_to_do(self) -> None:
+        """A likely first lead is named as likely with its probability and shows its
+        steps; the next lead stays a plain lead, and nothing reads as a confident match."""
+        steps = Section(section="Mitigation", anchor="mitigation", text="Restart the replica.")
+        leads = (make_match(0, score=0.31, steps=steps), make_match(1, score=0.08))
+        result = SearchResult(status="no_match", tier="global", leads=leads, likely=True)
+        msg = render_message(make_alert(), result, runbook_base_url=BASE, now=NOW)
+        body = texts(msg)
+        assert body.index(NO_MATCH_TEXT) < body.index(LIKELY_TEXT) < body.index(LEADS_TEXT)
+        assert f"{LIKELY_TEXT} (31%)." in body
+        assert "Restart the replica." in body
+        assert body.count(LEADS_TEXT) == 1 and "match 8%" in body
+        assert [a["color"] for a in msg.attachments] == [COLORS["none"]] * 3
+        assert msg.attachments[1]["fallback"].startswith("Likely runbook (31%, not confident)")
+        assert_block_kit_limits(msg)
+
+    def test_leads_are_plain_leads_when_none_is_likely(self) -> None:
+        leads = (make_match(0, score=0.31, steps=STEPS),)
+        result = SearchResult(status="no_match", tier="global", leads=leads)
+        body = texts(render_message(make_alert(), result, now=NOW))
+        assert LIKELY_TEXT not in body and LEADS_TEXT in body
 
     def test_leads_with_huge_titles_and_links_stay_within_limits(self) -> None:
         """Leads with huge titles and paths are cut, never mid-link, and stay in limits."""
