@@ -14,6 +14,7 @@ from enricher.app import create_app
 from enricher.errors import ConfigError
 from enricher.index.embedding import Embedder
 from enricher.service import Services
+from tests.conftest import wait_for
 from tests.fakeslack import FakeSlack
 from tests.helpers import (
     AM_TOKEN,
@@ -32,9 +33,16 @@ BEARER = {"Authorization": f"Bearer {AM_TOKEN}"}
 
 @pytest.fixture()
 def client(
-    tmp_path: Path, golden_index: Path, redis_url: str, fake_slack: FakeSlack, embedder: Embedder
+    request: pytest.FixtureRequest,
+    tmp_path: Path,
+    golden_index: Path,
+    redis_url: str,
+    fake_slack: FakeSlack,
+    embedder: Embedder,
 ) -> Iterator[TestClient]:
-    settings = service_settings(tmp_path, golden_index, redis_url, fake_slack, max_body_bytes=4096)
+    """The app with MAX_BODY_BYTES at 4 KiB, or at what `request.param` says."""
+    limit = getattr(request, "param", 4096)
+    settings = service_settings(tmp_path, golden_index, redis_url, fake_slack, max_body_bytes=limit)
     services = Services.build(settings, embedder=embedder)
     with TestClient(create_app(services)) as test_client:
         yield test_client
@@ -225,6 +233,54 @@ class TestMalformedInput:
         assert (
             'rbe_webhooks_rejected_total{reason="MalformedPayload",source="alertmanager"} 1.0'
             in metrics
+        )
+
+
+@pytest.mark.parametrize("client", [1 << 20], indirect=True)
+class TestHostileValues:
+    """A huge integer, a lone surrogate or a Latin-1 byte where the page does not need it
+    used to answer 500 (lost after the sender's retries): now it is paged."""
+
+    def test_alertmanager(self, client: TestClient, fake_slack: FakeSlack) -> None:
+        """Paged, the surrogate shown as U+FFFD."""
+        body = am_body(
+            am_alert(
+                "PostgresReplicationLag", "postgres", summary="SUMMARY", fingerprint="FINGERPRINT"
+            )
+        )
+        body["groupKey"] = "GROUP"
+        raw = (
+            (dumps(body)[:-1] + b', "extra": ' + b"7" * 5000 + b"}")
+            .replace(b"SUMMARY", b"lag \\ud800 high")
+            .replace(b"FINGERPRINT", b"\\udc00")
+        )
+        raw = raw.replace(b"GROUP", b"g\\ud800")
+        response = client.post("/webhook/alertmanager", content=raw, headers=BEARER)
+        assert (response.status_code, response.json()) == (202, {"status": "queued"})
+        wait_for(
+            lambda: any(
+                "lag \ufffd high" in str(c.body) for c in fake_slack.calls_to("chat.postMessage")
+            ),
+            what="the page in Slack",
+        )
+
+    def test_pagerduty(self, client: TestClient, fake_slack: FakeSlack) -> None:
+        """Paged the same way (it used to be a 400, which PagerDuty counts as a drop)."""
+        body = pd_body("[FIRING:1] TITLE", "postgres", event_id="01HOSTILE")
+        raw = dumps(body).replace(b'"client": null', b'"client": ' + b"7" * 5000)
+        raw = raw.replace(b"TITLE", b"DiskFull caf\xe9 \\ud800")
+        response = client.post(
+            "/webhook/pagerduty",
+            content=raw,
+            headers={"X-PagerDuty-Signature": sign(raw, PD_SECRETS[0])},
+        )
+        assert (response.status_code, response.json()) == (202, {"status": "queued"})
+        wait_for(
+            lambda: any(
+                "DiskFull caf\ufffd \ufffd" in str(c.body)
+                for c in fake_slack.calls_to("chat.postMessage")
+            ),
+            what="the page in Slack",
         )
 
 
