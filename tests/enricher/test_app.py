@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import base64
+import logging
+import socket
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
+import uvicorn
 from starlette.testclient import TestClient
 from structlog.testing import capture_logs
 
@@ -14,6 +19,7 @@ from enricher.app import create_app
 from enricher.errors import ConfigError
 from enricher.index.embedding import Embedder
 from enricher.service import Services
+from scripts.local_redis import free_port
 from tests.conftest import wait_for
 from tests.fakeslack import FakeSlack
 from tests.helpers import (
@@ -323,3 +329,77 @@ class TestStartup:
         body = client.get("/readyz").json()
         assert body["ready"] is True
         assert set(body["checks"]) == {"models", "qdrant", "redis", "workers"}
+
+
+@pytest.fixture()
+def served(
+    tmp_path: Path, golden_index: Path, redis_url: str, fake_slack: FakeSlack, embedder: Embedder
+) -> Iterator[int]:
+    """The app under uvicorn on a free port (a disconnect needs a real socket)."""
+    settings = service_settings(tmp_path, golden_index, redis_url, fake_slack)
+    port = free_port()
+    config = uvicorn.Config(
+        create_app(Services.build(settings, embedder=embedder)),
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        http="h11",
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    wait_for(lambda: server.started, what="uvicorn to start")
+    yield port
+    server.should_exit = True
+    thread.join(timeout=30)
+
+
+def _send_half_and_hang_up(port: int, path: str, headers: dict[str, str]) -> None:
+    lines = [
+        f"POST {path} HTTP/1.1",
+        "Host: 127.0.0.1",
+        "Content-Length: 10000",
+        *(f"{name}: {value}" for name, value in headers.items()),
+    ]
+    with socket.create_connection(("127.0.0.1", port)) as conn:
+        conn.sendall(("\r\n".join(lines) + "\r\n\r\n").encode() + AM_OK[:50])
+
+
+class TestClientDisconnect:
+    @pytest.mark.parametrize(
+        ("path", "headers", "source"),
+        [
+            ("/webhook/alertmanager", BEARER, "alertmanager"),
+            ("/webhook/pagerduty", {}, "pagerduty"),
+            ("/slack/interactions", {}, "slack"),
+        ],
+    )
+    def test_one_warning_and_no_traceback(
+        self,
+        served: int,
+        caplog: pytest.LogCaptureFixture,
+        path: str,
+        headers: dict[str, str],
+        source: str,
+    ) -> None:
+        """A sender hanging up mid-body is no error of ours: one structured warning, no
+        "Exception in ASGI application", and the server keeps serving."""
+        with capture_logs() as logs, caplog.at_level(logging.WARNING):
+            _send_half_and_hang_up(served, path, headers)
+            wait_for(
+                lambda: any(e["event"] == "webhook.disconnected" for e in logs),
+                what="the disconnect to be logged",
+            )
+            ok = httpx.post(
+                f"http://127.0.0.1:{served}/webhook/alertmanager",
+                content=AM_OK,
+                headers=BEARER,
+                timeout=30,
+            )
+        assert ok.status_code == 202
+        lines = [e for e in logs if e["event"] == "webhook.disconnected"]
+        assert len(lines) == 1
+        assert (lines[0]["log_level"], lines[0]["source"]) == ("warning", source)
+        assert lines[0]["received_bytes"] == 50
+        assert not [e for e in logs if e.get("exc_info") or e["log_level"] == "error"]
+        assert not [r for r in caplog.records if r.exc_info or "Exception" in r.getMessage()]
