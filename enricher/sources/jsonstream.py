@@ -41,8 +41,13 @@ _WS = re.compile(r"[ \t\n\r]*")
 #: Longest integer literal read as an int: Python refuses to convert longer ones (4,300 digits
 #: by default), and the conversion is quadratic, so this holds even where the limit is off.
 MAX_INT_CHARS = min(4300, sys.get_int_max_str_digits() or 4300)
-#: `\\u` escapes of a surrogate (paired or not): only then can a decoded string hold a lone one.
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+#: A `\\u` escape of a high surrogate not followed by a low one, or of a low one not after a
+#: high one: only then can a decoded string hold a lone surrogate (an emoji sent as a pair
+#: is decoded to its code point). An escaped backslash may match too: that costs a walk.
+_LONE_SURROGATE_ESCAPE = re.compile(
+    r"\\u[dD](?:[89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])"
+    r"|[c-fC-F](?<!\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F]))"
+)
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _TOO_DEEP = "invalid JSON: nested too deeply"
 _NUMBER_START = frozenset("-0123456789")
@@ -82,7 +87,7 @@ def _decode(text: str, pos: int) -> tuple[Any, int]:
     `json.JSONDecodeError` when the text there is incomplete or not JSON."""
     try:
         value, end = _DECODER.raw_decode(text, pos)
-        if _SURROGATE_ESCAPE.search(text, pos, end):
+        if _LONE_SURROGATE_ESCAPE.search(text, pos, end):
             value = _encodable(value)
     except RecursionError:
         raise MalformedPayload(_TOO_DEEP) from None
