@@ -76,10 +76,6 @@ class Reference(_Model):
         return {"summary": value} if isinstance(value, str) else value
 
 
-def _object_or_none(value: Any) -> Any:
-    return value if isinstance(value, dict) else None
-
-
 def _reference(value: Any) -> Any:
     """A reference that is neither an object nor a string is no reference."""
     return value if isinstance(value, dict | str) else None
@@ -130,7 +126,6 @@ class Event(_Model):
     resource_type: Text
     occurred_at: Timestamp = None
     agent: OptionalReference = None
-    client: Annotated[dict[str, JsonValue] | None, BeforeValidator(_object_or_none)] = None
     data: EventData = None
 
     @model_validator(mode="before")
