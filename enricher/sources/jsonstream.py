@@ -21,8 +21,8 @@ through, and a value no field needs never costs the page:
   written; a count reads them as 0);
 - a key given twice keeps its last value, as JSON parsers do; for the streamed array that
   means `on_array` is called again and the consumer starts over.
-A value nested deeper than the decoder's recursion limit (about 900 levels) is refused
-("nested too deeply"): no sender nests that deep, and the decoder cannot read it.
+A value nested deeper than the decoder can follow (Python's recursion limit: a little under
+1,000 levels) is refused ("nested too deeply"): no sender nests that deep.
 """
 
 from __future__ import annotations
