@@ -4,7 +4,7 @@ PY := .venv/bin/python
 export HF_HUB_OFFLINE := 1
 export MODELS_DIR ?= models
 
-.PHONY: setup models test lint typecheck unit ingest run demo stop eval feedback-export bench bench-ingest bench-enrich chaos clean
+.PHONY: setup models test lint typecheck unit ingest run demo stop eval feedback-export bench bench-ingest bench-enrich chaos fuzz clean
 
 setup:
 	@bash scripts/setup.sh
@@ -65,6 +65,14 @@ bench: bench-ingest bench-enrich
 ## It reports what Slack received per alert group; exit 1 on a lost or doubled page.
 chaos: setup
 	$(PY) -m scripts.chaos
+
+## Randomized hostile bodies against the real service for FUZZ_SECONDS (scripts/fuzz; the unit
+## suite runs the same strategies derandomized). Exit 1 on a 5xx, a hang, a worker crash or a
+## lost job, with the batch seed to rerun: `make fuzz FUZZ_SEED=N`. The last line counts the
+## answers per status code. FUZZ_SECONDS=600 is the 10-minute run of issue 18.
+FUZZ_SECONDS ?= 60
+fuzz: setup
+	$(PY) -m scripts.fuzz --seconds $(FUZZ_SECONDS) $(if $(FUZZ_SEED),--seed $(FUZZ_SEED))
 
 clean:
 	rm -rf .venv .cache data models

@@ -10,7 +10,9 @@ passed auth its body is read as it streams in (`GroupReader`): at most
 (`MAX_BODY_BYTES`) at a time, the first alerts kept and the rest counted.
 
 Every refusal is logged at warning with who sent it and counted by reason
-(`rbe_webhooks_rejected_total`), so a sender whose pages are refused is seen.
+(`rbe_webhooks_rejected_total`), so a sender whose pages are refused is seen. A sender that
+hangs up before its body is complete is no error of ours: one warning line
+(`webhook.disconnected`, with the bytes received), no traceback; it will send again.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import structlog
 from redis.exceptions import RedisError
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -39,6 +41,8 @@ from enricher.sources.pagerduty import verify_signature
 log = structlog.get_logger(__name__)
 
 Handler = Callable[[Request], Awaitable[Response]]
+
+
 def _check_declared(request: Request, limit: int) -> None:
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
@@ -49,9 +53,7 @@ async def read_capped(request: Request, limit: int) -> bytes:
     """The raw body, refusing more than `limit` bytes without reading them all."""
     _check_declared(request, limit)
     chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
+    async for chunk, size in _chunks(request):
         if size > limit:
             raise PayloadTooLarge(f"body over {limit} bytes")
         chunks.append(chunk)
@@ -62,9 +64,7 @@ async def read_group(request: Request, *, limit: int, value_limit: int) -> Parse
     """An Alertmanager body read as it arrives, in bounded memory (module docstring)."""
     _check_declared(request, limit)
     reader = GroupReader(max_value_chars=value_limit)
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
+    async for chunk, size in _chunks(request):
         if size > limit:
             raise PayloadTooLarge(
                 f"body over {limit} bytes: set max_alerts in the webhook config "
@@ -72,6 +72,15 @@ async def read_group(request: Request, *, limit: int, value_limit: int) -> Parse
             )
         reader.feed(chunk)
     return from_group(reader.close())
+
+
+async def _chunks(request: Request) -> AsyncIterator[tuple[bytes, int]]:
+    """The body as it arrives, each chunk with the bytes received so far (also kept on
+    `request.state` for the log line of a sender that hangs up)."""
+    request.state.received_bytes = 0
+    async for chunk in request.stream():
+        request.state.received_bytes += len(chunk)
+        yield chunk, request.state.received_bytes
 
 
 def _sender(request: Request) -> dict[str, str | None]:
@@ -142,6 +151,16 @@ def create_app(services: Services) -> Starlette:
                     **_sender(request),
                 )
                 return JSONResponse({"error": exc.reason}, status_code=exc.status)
+            except ClientDisconnect:
+                log.warning(
+                    "webhook.disconnected",
+                    source=source,
+                    received_bytes=getattr(request.state, "received_bytes", 0),
+                    declared_bytes=request.headers.get("content-length"),
+                    **_sender(request),
+                )
+                # Never sent (the connection is gone); a response is what the route returns.
+                return Response(status_code=400)
 
         return endpoint
 

@@ -8,7 +8,6 @@ body is parsed once, at the edge.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -21,6 +20,7 @@ from enricher.sources.alertmanager import (
     normalize_group,
     parse_alertmanager,
 )
+from enricher.sources.jsonstream import loads
 from enricher.sources.pagerduty import RETRY_HORIZON_S, normalize_incident, parse_pagerduty
 
 
@@ -80,10 +80,7 @@ def refuse_replay(parsed: Parsed | Ignored, now: datetime | None = None) -> Pars
 
 
 def detect_source(body: bytes) -> Source:
-    try:
-        data = json.loads(body)
-    except ValueError as exc:
-        raise MalformedPayload(f"invalid JSON: {exc}"[:200]) from None
+    data = loads(body)
     if isinstance(data, dict) and "alerts" in data:
         return "alertmanager"
     if isinstance(data, dict) and "event" in data:

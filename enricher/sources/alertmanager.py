@@ -207,11 +207,18 @@ class GroupReader:
     def __init__(self, *, max_value_chars: int) -> None:
         self._tally = _Tally()
         self._kept: list[AlertmanagerAlert] = []
-        self._reader = ObjectReader("alerts", self._element, max_value_chars=max_value_chars)
+        self._reader = ObjectReader(
+            "alerts", self._element, on_array=self._restart, max_value_chars=max_value_chars
+        )
         self._received_at = datetime.now(UTC)
 
     def feed(self, chunk: bytes) -> None:
         self._reader.feed(chunk)
+
+    def _restart(self) -> None:
+        """An `alerts` array starts: a second one replaces the first (the last key wins)."""
+        self._tally = _Tally()
+        self._kept = []
 
     def _element(self, element: Any) -> None:
         try:

@@ -38,6 +38,7 @@ from enricher.alert import Alert, Status
 from enricher.errors import Forbidden, MalformedPayload, Unauthorized
 from enricher.signatures import any_match, hmac_sha256, presented
 from enricher.sources.alertmanager import SEVERITY_ORDER
+from enricher.sources.jsonstream import loads
 from enricher.sources.lenient import OptionalText, Text, Timestamp
 
 RELEVANT_EVENTS = frozenset(
@@ -73,10 +74,6 @@ class Reference(_Model):
     @classmethod
     def _bare_string_is_the_summary(cls, value: Any) -> Any:
         return {"summary": value} if isinstance(value, str) else value
-
-
-def _object_or_none(value: Any) -> Any:
-    return value if isinstance(value, dict) else None
 
 
 def _reference(value: Any) -> Any:
@@ -129,7 +126,6 @@ class Event(_Model):
     resource_type: Text
     occurred_at: Timestamp = None
     agent: OptionalReference = None
-    client: Annotated[dict[str, JsonValue] | None, BeforeValidator(_object_or_none)] = None
     data: EventData = None
 
     @model_validator(mode="before")
@@ -180,9 +176,16 @@ def verify_signature(body: bytes, header: str | None, secrets: Sequence[str]) ->
 
 
 def parse_pagerduty(body: bytes) -> PagerDutyWebhook:
-    """Validate a raw request body; any problem becomes a `MalformedPayload` with a short reason."""
+    """Validate a raw request body; any problem becomes a `MalformedPayload` with a short reason.
+
+    The body is read by the same rules as an Alertmanager body (`jsonstream.loads`): a
+    huge number or a lone surrogate in a field the page does not need costs no page.
+    """
+    data = loads(body)
+    if not isinstance(data, dict):
+        raise MalformedPayload("invalid JSON: the body must be a JSON object")
     try:
-        return PagerDutyWebhook.model_validate_json(body)
+        return PagerDutyWebhook.model_validate(data)
     except ValidationError as exc:
         raise MalformedPayload.from_validation_error(exc) from None
 

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import base64
+import logging
+import socket
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
+import uvicorn
 from starlette.testclient import TestClient
 from structlog.testing import capture_logs
 
@@ -14,6 +19,8 @@ from enricher.app import create_app
 from enricher.errors import ConfigError
 from enricher.index.embedding import Embedder
 from enricher.service import Services
+from scripts.local_redis import free_port
+from tests.conftest import wait_for
 from tests.fakeslack import FakeSlack
 from tests.helpers import (
     AM_TOKEN,
@@ -32,9 +39,16 @@ BEARER = {"Authorization": f"Bearer {AM_TOKEN}"}
 
 @pytest.fixture()
 def client(
-    tmp_path: Path, golden_index: Path, redis_url: str, fake_slack: FakeSlack, embedder: Embedder
+    request: pytest.FixtureRequest,
+    tmp_path: Path,
+    golden_index: Path,
+    redis_url: str,
+    fake_slack: FakeSlack,
+    embedder: Embedder,
 ) -> Iterator[TestClient]:
-    settings = service_settings(tmp_path, golden_index, redis_url, fake_slack, max_body_bytes=4096)
+    """The app with MAX_BODY_BYTES at 4 KiB, or at what `request.param` says."""
+    limit = getattr(request, "param", 4096)
+    settings = service_settings(tmp_path, golden_index, redis_url, fake_slack, max_body_bytes=limit)
     services = Services.build(settings, embedder=embedder)
     with TestClient(create_app(services)) as test_client:
         yield test_client
@@ -228,6 +242,54 @@ class TestMalformedInput:
         )
 
 
+@pytest.mark.parametrize("client", [1 << 20], indirect=True)
+class TestHostileValues:
+    """A huge integer, a lone surrogate or a Latin-1 byte where the page does not need it
+    used to answer 500 (lost after the sender's retries): now it is paged."""
+
+    def test_alertmanager(self, client: TestClient, fake_slack: FakeSlack) -> None:
+        """Paged, the surrogate shown as U+FFFD."""
+        body = am_body(
+            am_alert(
+                "PostgresReplicationLag", "postgres", summary="SUMMARY", fingerprint="FINGERPRINT"
+            )
+        )
+        body["groupKey"] = "GROUP"
+        raw = (
+            (dumps(body)[:-1] + b', "extra": ' + b"7" * 5000 + b"}")
+            .replace(b"SUMMARY", b"lag \\ud800 high")
+            .replace(b"FINGERPRINT", b"\\udc00")
+        )
+        raw = raw.replace(b"GROUP", b"g\\ud800")
+        response = client.post("/webhook/alertmanager", content=raw, headers=BEARER)
+        assert (response.status_code, response.json()) == (202, {"status": "queued"})
+        wait_for(
+            lambda: any(
+                "lag \ufffd high" in str(c.body) for c in fake_slack.calls_to("chat.postMessage")
+            ),
+            what="the page in Slack",
+        )
+
+    def test_pagerduty(self, client: TestClient, fake_slack: FakeSlack) -> None:
+        """Paged the same way (it used to be a 400, which PagerDuty counts as a drop)."""
+        body = pd_body("[FIRING:1] TITLE", "postgres", event_id="01HOSTILE")
+        raw = dumps(body).replace(b'"client": null', b'"client": ' + b"7" * 5000)
+        raw = raw.replace(b"TITLE", b"DiskFull caf\xe9 \\ud800")
+        response = client.post(
+            "/webhook/pagerduty",
+            content=raw,
+            headers={"X-PagerDuty-Signature": sign(raw, PD_SECRETS[0])},
+        )
+        assert (response.status_code, response.json()) == (202, {"status": "queued"})
+        wait_for(
+            lambda: any(
+                "DiskFull caf\ufffd \ufffd" in str(c.body)
+                for c in fake_slack.calls_to("chat.postMessage")
+            ),
+            what="the page in Slack",
+        )
+
+
 class TestStartup:
     def test_refuses_to_start_without_webhook_auth(
         self, tmp_path: Path, golden_index: Path, redis_url: str
@@ -267,3 +329,77 @@ class TestStartup:
         body = client.get("/readyz").json()
         assert body["ready"] is True
         assert set(body["checks"]) == {"models", "qdrant", "redis", "workers"}
+
+
+@pytest.fixture()
+def served(
+    tmp_path: Path, golden_index: Path, redis_url: str, fake_slack: FakeSlack, embedder: Embedder
+) -> Iterator[int]:
+    """The app under uvicorn on a free port (a disconnect needs a real socket)."""
+    settings = service_settings(tmp_path, golden_index, redis_url, fake_slack)
+    port = free_port()
+    config = uvicorn.Config(
+        create_app(Services.build(settings, embedder=embedder)),
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        http="h11",
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    wait_for(lambda: server.started, what="uvicorn to start")
+    yield port
+    server.should_exit = True
+    thread.join(timeout=30)
+
+
+def _send_half_and_hang_up(port: int, path: str, headers: dict[str, str]) -> None:
+    lines = [
+        f"POST {path} HTTP/1.1",
+        "Host: 127.0.0.1",
+        "Content-Length: 10000",
+        *(f"{name}: {value}" for name, value in headers.items()),
+    ]
+    with socket.create_connection(("127.0.0.1", port)) as conn:
+        conn.sendall(("\r\n".join(lines) + "\r\n\r\n").encode() + AM_OK[:50])
+
+
+class TestClientDisconnect:
+    @pytest.mark.parametrize(
+        ("path", "headers", "source"),
+        [
+            ("/webhook/alertmanager", BEARER, "alertmanager"),
+            ("/webhook/pagerduty", {}, "pagerduty"),
+            ("/slack/interactions", {}, "slack"),
+        ],
+    )
+    def test_one_warning_and_no_traceback(
+        self,
+        served: int,
+        caplog: pytest.LogCaptureFixture,
+        path: str,
+        headers: dict[str, str],
+        source: str,
+    ) -> None:
+        """A sender hanging up mid-body is no error of ours: one structured warning, no
+        "Exception in ASGI application", and the server keeps serving."""
+        with capture_logs() as logs, caplog.at_level(logging.WARNING):
+            _send_half_and_hang_up(served, path, headers)
+            wait_for(
+                lambda: any(e["event"] == "webhook.disconnected" for e in logs),
+                what="the disconnect to be logged",
+            )
+            ok = httpx.post(
+                f"http://127.0.0.1:{served}/webhook/alertmanager",
+                content=AM_OK,
+                headers=BEARER,
+                timeout=30,
+            )
+        assert ok.status_code == 202
+        lines = [e for e in logs if e["event"] == "webhook.disconnected"]
+        assert len(lines) == 1
+        assert (lines[0]["log_level"], lines[0]["source"]) == ("warning", source)
+        assert lines[0]["received_bytes"] == 50
+        assert not [e for e in logs if e.get("exc_info") or e["log_level"] == "error"]
+        assert not [r for r in caplog.records if r.exc_info or "Exception" in r.getMessage()]

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import TypeAdapter
 
 from enricher.alert import Alert
 from enricher.errors import BadRequest, Forbidden, MalformedPayload, PayloadTooLarge, Unauthorized
@@ -24,7 +25,8 @@ from enricher.sources.alertmanager import (
     normalize_group,
     parse_alertmanager,
 )
-from tests.payloads import DELETE, edited
+from enricher.sources.jsonstream import MAX_INT_CHARS
+from tests.payloads import DELETE, edited, spliced
 
 PROM = "http://prometheus-0:9090/graph?g0.tab=1&g0.expr="
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "alertmanager"
@@ -491,6 +493,10 @@ def _with(path: tuple[str | int, ...], value: Any) -> bytes:
     return edited(load("single_firing.json"), path, value)
 
 
+def _spliced(path: tuple[str | int, ...], literal: str) -> bytes:
+    return spliced(load("single_firing.json"), path, literal)
+
+
 MALFORMED: list[tuple[str, bytes, str]] = [
     ("not-json", b"this is not json", "invalid JSON"),
     ("empty-body", b"", "invalid JSON"),
@@ -508,8 +514,8 @@ MALFORMED: list[tuple[str, bytes, str]] = [
         b'{"version": "4", "x": ' + b"[" * 5000 + b"]" * 5000 + b"}",
         "nested too deeply",
     ),
-    ("non-utf8", b'{"version": "4\xff\xfe"}', "not UTF-8"),
-    ("latin1-bom", b"\xff\xfe{}", "not UTF-8"),
+    ("utf16-bom", b"\xff\xfe{}", "must be a JSON object"),
+    ("last-alerts-not-list", _spliced(("alerts",), '[], "alerts": 7'), "valid list"),
 ]
 
 #: What real senders send that a strict schema refused: accepted, and read as the sender meant.
@@ -578,6 +584,85 @@ class TestLenient:
         )
         assert alert.summary == "p99 checkout latency is 2.3s"
         assert alert.firing_count == 1
+
+
+HUGE = "9" * (MAX_INT_CHARS + 700)
+LABEL = ("commonLabels", "namespace")
+ANNOTATION = ("commonAnnotations", "summary")
+#: Values the decoder cannot turn into plain Python, or that no later stage could encode: the
+#: page is made, and the field reads as written (or U+FFFD where it cannot be text).
+HOSTILE_VALUES: list[tuple[str, bytes, dict[str, Any]]] = [
+    ("huge-int-in-unknown-field", _spliced(("extra",), HUGE), {"alert_name": "HighErrorRate"}),
+    ("huge-int-label", _spliced(LABEL, HUGE), {"labels": HUGE}),
+    ("huge-int-truncated", _spliced(("truncatedAlerts",), HUGE), {"truncated": 0}),
+    ("huge-float-label", _spliced(LABEL, "1e999"), {"labels": "1e999"}),
+    ("nan-annotation", _spliced(ANNOTATION, "NaN"), {"summary": "NaN"}),
+    ("infinity-truncated", _spliced(("truncatedAlerts",), "Infinity"), {"truncated": 0}),
+    ("surrogate-group-key", _spliced(("groupKey",), '"g\\ud800"'), {"group_key": "g\ufffd"}),
+    ("surrogate-label", _spliced(LABEL, '"\\ud800"'), {"labels": "\ufffd"}),
+    ("surrogate-annotation", _spliced(ANNOTATION, '"x\\udfff"'), {"summary": "x\ufffd"}),
+    (
+        "not-utf8-annotation",
+        _with(ANNOTATION, "caf\xe9").replace(b"\\u00e9", b"\xe9"),
+        {"summary": "caf\ufffd"},
+    ),
+    ("repeated-group-key", _spliced(("groupKey",), '"a", "groupKey": "b"'), {"group_key": "b"}),
+    ("repeated-label", _spliced(LABEL, '"a", "namespace": "b"'), {"labels": "b"}),
+]
+
+
+class TestHostileValues:
+    @pytest.mark.parametrize(
+        ("body", "expected"), [c[1:] for c in HOSTILE_VALUES], ids=[c[0] for c in HOSTILE_VALUES]
+    )
+    def test_paged_and_encodable(self, body: bytes, expected: dict[str, Any]) -> None:
+        """The page is made, every text of it encodes (the queue, the ledger and the dedup
+        key hash it), and the odd field reads as expected (`labels`: the namespace)."""
+        parsed = parse_alertmanager(body)
+        alert = normalize_group(parsed)
+        TypeAdapter(Alert).dump_json(alert)
+        alert_identity(parsed).encode()
+        for key, value in expected.items():
+            got = alert.labels["namespace"] if key == "labels" else getattr(alert, key)
+            assert got == value, key
+
+    def test_surrogates_in_an_alert_become_replacement_characters(self) -> None:
+        """Lone surrogates in an alert's fingerprint, label names and values and annotations
+        are U+FFFD, so its identity hashes and the page encodes."""
+        alert = {
+            **am_alert({"alertname": "A"}),
+            "labels": "LABELS",
+            "annotations": {"summary": "ANNOTATION"},
+            "fingerprint": "FINGERPRINT",
+        }
+        body = (
+            json.dumps(group([alert]))
+            .replace('"LABELS"', '{"alertname": "A", "\\ud800": "v", "pod": "p\\udc00"}')
+            .replace("ANNOTATION", "x\\udfff")
+            .replace("FINGERPRINT", "\\ud800")
+            .encode()
+        )
+        parsed = parse_alertmanager(body)
+        read_alert = parsed.alerts[0]
+        assert read_alert.labels == {"alertname": "A", "\ufffd": "v", "pod": "p\ufffd"}
+        assert (read_alert.annotations, read_alert.fingerprint) == (
+            {"summary": "x\ufffd"},
+            "\ufffd",
+        )
+        assert normalize_group(parsed).summary == "x\ufffd"
+        TypeAdapter(Alert).dump_json(normalize_group(parsed))
+        assert parsed.firing_ids[0].startswith("\ufffd@")
+
+    def test_last_alerts_array_wins(self) -> None:
+        """Two `alerts` keys: only the last array is read and counted, as JSON parsers keep
+        the last value of a repeated key."""
+        first = json.dumps([am_alert({"alertname": "Old"}, fingerprint="o1")] * 3)
+        last = json.dumps([am_alert({"alertname": "New", "severity": "warning"})])
+        body = spliced(group([]), ("alerts",), f'{first}, "alerts": {last}')
+        parsed = parse_alertmanager(body)
+        alert = normalize_group(parsed)
+        assert (alert.alert_name, alert.alert_count, alert.severity) == ("New", 1, "warning")
+        assert parsed.firing_ids == firing_fingerprints(read(group(json.loads(last))))
 
 
 def _big_group(n: int) -> bytes:

@@ -10,7 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import TypeAdapter
 
+from enricher.alert import Alert
 from enricher.errors import Forbidden, MalformedPayload, Unauthorized
 from enricher.sources import Ignored, refuse_replay
 from enricher.sources import parse as parse_source
@@ -23,7 +25,7 @@ from enricher.sources.pagerduty import (
     parse_title,
     verify_signature,
 )
-from tests.payloads import DELETE, edited
+from tests.payloads import DELETE, edited, spliced
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "pagerduty"
 SECRET = "whsec-current-0b4e"
@@ -176,10 +178,14 @@ def _with(path: tuple[str | int, ...], value: Any) -> bytes:
     return edited(load("incident_triggered_am_title.json"), path, value)
 
 
+def _spliced(path: tuple[str | int, ...], literal: str) -> bytes:
+    return spliced(load("incident_triggered_am_title.json"), path, literal)
+
+
 MALFORMED: list[tuple[str, bytes, str]] = [
     ("not-json", b"<html>nope</html>", "invalid JSON"),
     ("empty-body", b"", "invalid JSON"),
-    ("json-array", b"[]", "input should be an object"),
+    ("json-array", b"[]", "must be a JSON object"),
     ("missing-event", b'{"events": []}', "event: field required"),
     ("event-not-object", b'{"event": "incident.triggered"}', "event: input should be"),
     ("missing-event-id", _with(("event", "id"), DELETE), "event.id: field required"),
@@ -200,9 +206,9 @@ MALFORMED: list[tuple[str, bytes, str]] = [
     (
         "deeply-nested",
         b'{"event": {"data": ' + b"[" * 5000 + b"]" * 5000 + b"}}",
-        "recursion limit",
+        "nested too deeply",
     ),
-    ("non-utf8", b'{"event": {"id": "\xc3\x28"}}', "invalid JSON"),
+    ("huge-int-event-id", _spliced(("event", "id"), "7" * 5000), "event.id: string should have"),
 ]
 
 
@@ -247,6 +253,36 @@ LENIENT: list[tuple[str, bytes, dict[str, Any]]] = [
         _with(("event", "data", "created_at"), "2024-05-14T09:12:05"),
         {"starts_at": datetime(2024, 5, 14, 9, 12, 5, tzinfo=UTC)},
     ),
+    # The same parse boundary as Alertmanager's (enricher.sources.jsonstream).
+    ("huge-int-client", _spliced(("event", "client"), "7" * 5000), {"service": "Checkout API"}),
+    # Unused and not validated: nesting pydantic's recursion limit refused costs no page.
+    (
+        "deep-client",
+        _spliced(("event", "client"), '{"x": ' + "[" * 300 + "]" * 300 + "}"),
+        {"service": "Checkout API"},
+    ),
+    ("huge-int-number", _spliced(("event", "data", "number"), "7" * 5000), {"status": "firing"}),
+    ("nan-number", _spliced(("event", "data", "number"), "NaN"), {"status": "firing"}),
+    (
+        "surrogate-title",
+        _spliced(("event", "data", "title"), '"[FIRING:1] DiskFull \\ud800"'),
+        {"summary": "DiskFull \ufffd", "alert_name": "DiskFull"},
+    ),
+    (
+        "surrogate-service",
+        _spliced(("event", "data", "service", "summary"), '"\\udc00"'),
+        {"service": "\ufffd"},
+    ),
+    (
+        "not-utf8-title",
+        _with(("event", "data", "title"), "caf\xe9").replace(b"\\u00e9", b"\xe9"),
+        {"summary": "caf\ufffd"},
+    ),
+    (
+        "repeated-title",
+        _spliced(("event", "data", "title"), '"first", "title": "DiskFull"'),
+        {"alert_name": "DiskFull"},
+    ),
 ]
 
 
@@ -258,8 +294,15 @@ class TestLenient:
         """Odd but harmless fields make a page, read the way PagerDuty meant them."""
         alert = normalize_incident(parse_pagerduty(body))
         assert alert is not None
+        TypeAdapter(Alert).dump_json(alert)
         for key, value in expected.items():
             assert getattr(alert, key) == value, key
+
+    def test_surrogate_in_the_event_id_keys_an_encodable_delivery(self) -> None:
+        """The event id is the dedup key: a lone surrogate in it is U+FFFD, so it hashes."""
+        parsed = parse_source("pagerduty", _spliced(("event", "id"), '"01E\\ud800"'))
+        assert not isinstance(parsed, Ignored)
+        assert parsed.dedup_key == "pd:01E\ufffd"
 
     def test_numeric_event_type_is_ignored_not_refused(self) -> None:
         """An event type we cannot read is no incident event: acknowledged and ignored."""
