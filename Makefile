@@ -35,9 +35,10 @@ run: setup
 demo: setup
 	$(PY) -m scripts.demo
 
-## Retrieval quality on three corpora side by side (golden/, ../shared/data/prom-runbooks when
-## present, a synthetic corpus of 1,000 runbooks); fails when golden or the real dev slice
-## falls more than 2 points below its baseline in golden/baselines/ (quality/suite.py).
+## Retrieval quality on four corpora side by side (golden/, the two real dev slices in
+## ../shared/data when present, a synthetic corpus of 1,000 runbooks), with a reliability
+## diagram per corpus in eval-out/; fails when golden or a real dev slice falls more than
+## 2 points below its baseline in golden/baselines/ (quality/suite.py).
 ## When $(FEEDBACK_CASES) exists (`make feedback-export`), on-call's votes are scored too,
 ## before and after replaying them (reported, not gated; docs/FEEDBACK.md).
 FEEDBACK_CASES ?= data/feedback-cases.jsonl

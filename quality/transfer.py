@@ -36,8 +36,9 @@ from enricher.search.evidence import FEATURES
 from enricher.settings import load_settings
 from quality.calibrate import Example, Run, collect, fit, neutral_model
 from quality.cases import load_cases
+from quality.diagram import reliability_png
 from quality.metrics import Outcome
-from quality.pages import HEADER, Page, Scores, first_right, score
+from quality.pages import HEADER, Page, Scores, calibration_error, first_right, reliability, score
 from scripts.corpus_gen.cases import cases_for, save
 from scripts.corpus_gen.generate import runbooks, write_corpus
 
@@ -175,16 +176,20 @@ def fit_on(
     return model, choose_bar(searches, model)
 
 
+def held_out(
+    searches: Sequence[Searches], keep: Sequence[str]
+) -> list[tuple[str, float, list[Page]]]:
+    """(held-out corpus, the bar fitted without it, its pages) for each corpus in turn."""
+    out: list[tuple[str, float, list[Page]]] = []
+    for held in searches:
+        model, bar = fit_on([s for s in searches if s is not held], keep, {})
+        out.append((held.corpus.name, bar, pages(held.scored(held.corpus.score_split), model, bar)))
+    return out
+
+
 def loco(searches: Sequence[Searches], keep: Sequence[str]) -> list[tuple[str, float, Scores]]:
     """(held-out corpus, the bar fitted without it, its scores) for each corpus in turn."""
-    out: list[tuple[str, float, Scores]] = []
-    for held in searches:
-        rest = [s for s in searches if s is not held]
-        model, bar = fit_on(rest, keep, {})
-        out.append(
-            (held.corpus.name, bar, score(pages(held.scored(held.corpus.score_split), model, bar)))
-        )
-    return out
+    return [(name, bar, score(shown)) for name, bar, shown in held_out(searches, keep)]
 
 
 def worst(rows: Sequence[tuple[str, float, Scores]]) -> float:
@@ -242,6 +247,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--ablations", action="store_true", help="each feature left out in turn")
     parser.add_argument("--fit", action="store_true", help="fit on all four and write --model")
     parser.add_argument("--model", type=Path, default=MODEL_PATH)
+    parser.add_argument(
+        "--diagrams", type=Path, metavar="DIR", help="write each held-out fold's reliability PNG"
+    )
     args = parser.parse_args(argv)
     logs.configure(json=False, level="WARNING")
     searches = collect_all(args.cache, args.synthetic, args.refresh)
@@ -251,6 +259,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         sets += [(f"- {f}", [k for k in SHIPPED if k != f]) for f in SHIPPED]
         sets += [(f"+ {f}", [*SHIPPED, f]) for f in FEATURES if f not in SHIPPED]
     print(loco_table(searches, sets))
+    if args.diagrams is not None:
+        for name, _, shown in held_out(searches, SHIPPED):
+            reliability_png(
+                args.diagrams / f"reliability-{name}.png",
+                f"{name}, held out",
+                reliability(shown),
+                calibration_error(shown),
+            )
+        print(f"held-out reliability diagrams in {args.diagrams}/")
     if args.fit:
         provenance: dict[str, object] = {
             "fitted_on": [{"corpus": s.corpus.name, "split": s.corpus.fit_split} for s in searches],

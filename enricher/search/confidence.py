@@ -1,12 +1,13 @@
 """The confidence of a match: the probability that a candidate is *the* runbook for the alert.
 
 A logistic model over the features of enricher.search.evidence. Its weights are data
-(`confidence.json` beside this module), fitted offline by `python -m quality.calibrate
---fit` on labelled cases of corpora other than the one it is judged on (the golden dev
-split and a synthetic corpus, never ../shared), with each labelled runbook also left out of
-its own case so that the model sees the near misses a real alert of an unwritten runbook
-makes. The file says what it was fitted on. The probability is the readable score a page
-shows ("match 83%"): 0.5 means as likely right as wrong.
+(`confidence.json` beside this module), fitted offline by `python -m quality.transfer
+--fit` on labelled cases of four corpora (golden, synthetic, and the two real dev slices
+of ../shared), each case also searched with its runbook left out so that the model sees
+the near misses a real alert of an unwritten runbook makes. Which features it reads was
+chosen leave-one-corpus-out: the set whose worst held-out corpus is best
+(docs/RETRIEVAL.md). The file says what it was fitted on. The probability is the readable
+score a page shows ("match 83%"): 0.5 means as likely right as wrong.
 
 The inputs carry the corpus: coverages are weighted by the served corpus's own idf
 (index.stats, recomputed at every sync) and every other feature is a margin, a share or an
