@@ -142,7 +142,7 @@ def choose_bar(fit_on: Sequence[Searches], model: Model) -> float:
     fallback: tuple[float, float] | None = None
     for bar in BARS:
         shown = [pages(s.scored(s.corpus.fit_split), model, bar) for s in fit_on]
-        excess = max(_false_excess(corpus) for corpus in shown)
+        excess = max(false_excess(corpus) for corpus in shown)
         if fallback is None or excess < fallback[0]:
             fallback = (excess, bar)
         scores = [score(corpus) for corpus in shown]
@@ -158,7 +158,7 @@ def choose_bar(fit_on: Sequence[Searches], model: Model) -> float:
     return fallback[1]
 
 
-def _false_excess(shown: Sequence[Page]) -> float:
+def false_excess(shown: Sequence[Page]) -> float:
     """How far false matches exceed MAX_FALSE_MATCH plus one page (≤ 0: within)."""
     matched = [p for p in shown if p.matched and p.outcome.left_out is None]
     if not matched:
