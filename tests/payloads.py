@@ -226,7 +226,8 @@ def mutate(
     if how == 0:
         target.pop(key, None)
     elif how == 1 and key in target:
-        values = (target[key], draw(fields[key]))
+        old = target[key]
+        values = (*(old.values if isinstance(old, Repeated) else (old,)), draw(fields[key]))
         target[key] = Repeated(values if draw(st.booleans()) else values[::-1])
     else:
         target[key] = draw(fields[key])
