@@ -211,13 +211,13 @@ class TestVoting:
         assert "confirmed 1× for this alert" in shown
 
     def test_a_runbook_marked_wrong_is_not_matched_again(self, running: Running) -> None:
+        """Shown on the first page (as a match or a lead), marked wrong: the next page of
+        the alert neither matches it nor offers it as a lead."""
         first = running.page(SESSIONS, "g-wrong-1")
-        assert SESSION_STORE in text_of(first["attachments"][0])
+        assert SESSION_STORE in json.dumps(first["attachments"])
         running.click(first["ts"], "rbe_feedback_wrong", SESSION_STORE)
         second = running.page({**SESSIONS, "fingerprint": "c2"}, "g-wrong-2")
-        cards = second["attachments"]
-        assert SESSION_STORE not in json.dumps(cards[0])
-        assert "marked wrong 1× for this alert" not in json.dumps(cards[0], ensure_ascii=False)
+        assert SESSION_STORE not in json.dumps(second["attachments"])
 
     def test_a_resolve_keeps_the_votes_line(self, running: Running) -> None:
         message = running.page(EXPORT, "g-resolve")
