@@ -5,7 +5,8 @@ Keys (user-supplied keys are hashed so their length and bytes never matter):
     rbe:seen:<sha256(dedup_key)>   "1", expires after `dedup_ttl_s`
     rbe:post:<sha256(group_key)>   hash: state ("claimed" | "posted"), owner, claimed_at,
                                    lease_s, channel, ts, fingerprints (sorted JSON list),
-                                   status, severity (as the message shows it), group_key;
+                                   status, severity (as the message shows it), group_key,
+                                   out:<kind> (an output sent but not stored, see below);
                                    expires `post_ttl_s` after the last write
     rbe:resolving:<sha256(group_key)>  owner of the group's resolve in progress; expires
                                    after `lease_s`
@@ -47,6 +48,13 @@ retries); a worker that must wait longer (a 429) releases the claim and retries 
 Lease times come from the Redis clock (TIME inside the scripts), so clock skew between
 replicas does not shorten or stretch a lease. Claim records also live `post_ttl_s`: if one
 expired early, a takeover would look like a fresh claim and skip the marker lookup.
+
+Deliveries without lookups (incoming webhook, console) have no marker to look for. Each
+of their outputs is noted the moment it has left the process (`note_output`; kind "post",
+"resolve" or one per escalation) and the write storing its effect clears the note
+(`record_post`, `update_post(output=...)`). An attempt that finds the note
+(`output_noted`) follows a crash in between and does not send again. A failure Slack
+answered clears it (`forget_output`), so the retry sends; `reopen` clears them all.
 
 One resolve per group at a time. Two different resolve notifications of one group (HA peers
 with different views) pass intake as two jobs. A worker calls `hold_resolve` before it
@@ -120,6 +128,9 @@ _REOPEN = (
     + """
 if redis.call('HGET', KEYS[1], 'state') ~= 'posted'
    or redis.call('HGET', KEYS[1], 'status') ~= 'resolved' then return 0 end
+for _, field in ipairs(redis.call('HKEYS', KEYS[1])) do
+  if string.sub(field, 1, 4) == 'out:' then redis.call('HDEL', KEYS[1], field) end
+end
 redis.call('HSET', KEYS[1], 'state', 'claimed', 'owner', ARGV[1],
            'claimed_at', string.format('%.6f', now), 'lease_s', ARGV[2])
 redis.call('EXPIRE', KEYS[1], ARGV[3])
@@ -133,6 +144,7 @@ if state and redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'state', 'posted', 'owner', ARGV[1], 'channel', ARGV[2],
            'ts', ARGV[3], 'fingerprints', ARGV[4], 'status', ARGV[5], 'group_key', ARGV[7],
            'received_at', ARGV[8], 'message', ARGV[9], 'severity', ARGV[10])
+redis.call('HDEL', KEYS[1], 'out:post')
 redis.call('EXPIRE', KEYS[1], ARGV[6])
 return 1
 """
@@ -173,10 +185,20 @@ return redis.call('DEL', KEYS[1])
 
 _UPDATE = """
 if redis.call('HGET', KEYS[1], 'state') ~= 'posted' then return 0 end
-if #ARGV > 1 then redis.call('HSET', KEYS[1], unpack(ARGV, 2)) end
+if ARGV[2] ~= '' then redis.call('HDEL', KEYS[1], ARGV[2]) end
+if #ARGV > 2 then redis.call('HSET', KEYS[1], unpack(ARGV, 3)) end
 redis.call('EXPIRE', KEYS[1], ARGV[1])
 return 1
 """
+
+# A record that is gone (expired) has nothing to guard: no key is made for the note alone.
+_NOTE_OUTPUT = (
+    _NOW
+    + """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+return redis.call('HSET', KEYS[1], ARGV[1], string.format('%.6f', now))
+"""
+)
 
 
 @dataclass(frozen=True)
@@ -263,6 +285,7 @@ class Ledger:
         self._abandon = client.register_script(_ABANDON)
         self._release_resolve = client.register_script(_RELEASE_RESOLVE)
         self._hold_resolve = client.register_script(_HOLD_RESOLVE)
+        self._note_output = client.register_script(_NOTE_OUTPUT)
 
     async def ping(self) -> None:
         """Raises when Redis cannot be reached."""
@@ -387,6 +410,19 @@ class Ledger:
             await self.release_claim(group_key, owner, owed=True, check_marker=True)
             raise
 
+    async def output_noted(self, group_key: str, kind: str) -> bool:
+        """Whether an earlier attempt sent this output of the group (`kind`: "post",
+        "resolve", "escalated:<marker>") and died before storing its effect."""
+        return bool(await self._redis.hexists(self._post_key(group_key), f"out:{kind}"))
+
+    async def note_output(self, group_key: str, kind: str) -> None:
+        """The output has left the process (a request written, a document printed)."""
+        await self._note_output(keys=[self._post_key(group_key)], args=[f"out:{kind}"])
+
+    async def forget_output(self, group_key: str, kind: str) -> None:
+        """Clear the note of an output that Slack answered with a failure: it is sent again."""
+        await self._redis.hdel(self._post_key(group_key), f"out:{kind}")
+
     async def abandon(self, group_key: str) -> bool:
         """Forget a pending post for good (its job was dead-lettered), so the group's
         resolve is not kept waiting for a firing page that will never come."""
@@ -437,12 +473,14 @@ class Ledger:
         message: str | None = None,
         received_at: float | None = None,
         severity: str | None = None,
+        output: str | None = None,
     ) -> bool:
         """Store what the posted or updated message now shows. False when the group has no post.
 
         `message` is the rendered message as JSON (for the resolve update); `received_at` is
         when the webhook behind the current state arrived, so an older job can be recognised
-        as superseded.
+        as superseded; `output`: the kind of the output this write completes (its
+        `begin_output` note is cleared with it).
         """
         fields: list[str] = []
         if fingerprints is not None:
@@ -455,5 +493,8 @@ class Ledger:
             fields += ["received_at", repr(received_at)]
         if severity is not None:
             fields += ["severity", severity]
-        done = await self._update(keys=[self._post_key(group_key)], args=[self.post_ttl_s, *fields])
+        note = f"out:{output}" if output else ""
+        done = await self._update(
+            keys=[self._post_key(group_key)], args=[self.post_ttl_s, note, *fields]
+        )
         return bool(done)

@@ -4,6 +4,10 @@ Intake (`accept`) writes the job to Redis and returns; workers read jobs, run th
 and acknowledge only after Slack took the message. When Redis is down, intake keeps
 answering 2xx and hands the job to an in-memory queue instead (no dedup, lost on restart:
 logged and counted) until Redis answers again (DESIGN.md §7).
+
+Each worker reads as its own consumer (`JobQueue.worker`), one job at a time, and keeps the
+job's entry touched while it works on it: no pending entry is worked on by two workers, of
+this process or another (enricher.pipeline.queue).
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import asyncio
 import contextlib
 import dataclasses
 import time
+from collections.abc import AsyncIterator
 from typing import Literal
 
 import structlog
@@ -50,6 +55,10 @@ class Pool:
         self.redis_ok = False
         self.memory: asyncio.Queue[Job] = asyncio.Queue()
         self.tasks: list[asyncio.Task[None]] = []
+        #: Each worker's view of the queue (its own consumer), by worker number.
+        self.readers: list[JobQueue] = []
+        #: The tasks keeping jobs in progress touched (referenced until they end).
+        self.keepers: set[asyncio.Task[None]] = set()
         self.stopping = asyncio.Event()
         self.in_flight = 0
 
@@ -58,7 +67,9 @@ class Pool:
     async def start(self) -> None:
         await self._connect_redis()
         for number in range(self.workers):
-            self.tasks.append(asyncio.create_task(self._work(), name=f"worker-{number}"))
+            reader = self.queue.worker(number)
+            self.readers.append(reader)
+            self.tasks.append(asyncio.create_task(self._work(reader), name=f"worker-{number}"))
         self.tasks.append(asyncio.create_task(self._watch_redis(), name="redis-watch"))
 
     async def stop(self, grace_s: float) -> None:
@@ -104,6 +115,8 @@ class Pool:
             return False
         if not self.redis_ok and self.tasks:
             log.info("redis.recovered")
+            for reader in self.readers:
+                reader.rewind()
         self.redis_ok = True
         return True
 
@@ -147,7 +160,7 @@ class Pool:
 
     # --- workers ---
 
-    async def _work(self) -> None:
+    async def _work(self, reader: JobQueue) -> None:
         while not self.stopping.is_set():
             if not self.memory.empty():
                 await self._run_memory_job(self.memory.get_nowait())
@@ -158,17 +171,18 @@ class Pool:
                     await self._run_memory_job(job)
                 continue
             try:
-                jobs = await self.queue.read(count=1, block_ms=READ_BLOCK_MS)
+                jobs = await reader.read(count=1, block_ms=READ_BLOCK_MS)
             except RedisError as exc:
                 self._redis_failed(exc, "read")
                 continue
             for job in jobs:
-                await self._run_queued_job(job)
+                await self._run_queued_job(reader, job)
 
-    async def _run_queued_job(self, job: Job) -> None:
+    async def _run_queued_job(self, reader: JobQueue, job: Job) -> None:
         self.in_flight += 1
         try:
-            outcome = await self.processor.process(job, self.ledger)
+            async with self._kept(reader, job):
+                outcome = await self.processor.process(job, self.ledger)
             await self.queue.ack(job)
             self.metrics.end_to_end_seconds.observe(max(0.0, time.time() - job.received_at))
             log.info(
@@ -190,6 +204,22 @@ class Pool:
                 await self.queue.retry_later(job, backoff_s(job.attempts))
         finally:
             self.in_flight -= 1
+
+    @contextlib.asynccontextmanager
+    async def _kept(self, reader: JobQueue, job: Job) -> AsyncIterator[None]:
+        """While the block runs, keep the job's entry touched, so no other consumer takes
+        it over as abandoned. The job never waits for the keeper to end: a Redis call can
+        swallow a cancellation (a chaos run saw a job wait 12 minutes on it), so `done`
+        ends the keeper at its next wake whatever became of the cancel."""
+        done = asyncio.Event()
+        keeper = asyncio.create_task(_keep(reader, job, done), name=f"keep-{job.id}")
+        self.keepers.add(keeper)
+        keeper.add_done_callback(self.keepers.discard)
+        try:
+            yield
+        finally:
+            done.set()
+            keeper.cancel()
 
     async def _delivery_failed(self, job: Job, exc: DeliveryFailed) -> None:
         self.metrics.slack_failures.labels(str(exc)).inc()
@@ -253,6 +283,29 @@ class Pool:
             self.metrics.dead_letter_depth.set(await self.queue.dead_count())
         except RedisError as exc:
             self._redis_failed(exc, "metrics")
+
+
+async def _keep(reader: JobQueue, job: Job, done: asyncio.Event) -> None:
+    """Touch the job's entry every third of the claim idle time until `done`."""
+    interval = reader.claim_idle_ms / 3000
+    while not done.is_set():
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(done.wait(), timeout=interval)
+        if done.is_set():
+            return
+        try:
+            held = await reader.touch(job)
+        except RedisError:
+            continue  # the job's own Redis calls report it; touch again next time
+        if not held and not done.is_set():
+            log.warning(
+                "job.taken_over",
+                job=job.id,
+                consumer=reader.consumer,
+                fix="another consumer took this job as idle: the event loop was blocked "
+                "longer than JOB_CLAIM_IDLE_S; raise it, or find what blocked the loop",
+            )
+            return
 
 
 __all__ = ["AcceptOutcome", "Pool"]

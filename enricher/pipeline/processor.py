@@ -16,6 +16,9 @@ Rules for one alert group (Alertmanager groupKey, PagerDuty incident id):
   one group do not both reply. A firing job older than an already applied resolve is
   superseded and dropped.
 - A group that fires again after it resolved gets a new message.
+- An incoming webhook or the console cannot find what it sent: each of their outputs is
+  noted in the ledger once it has left the process (`_once`), so an attempt after a crash
+  does not send it again.
 
 The feedback loop (enricher.feedback, enricher.gaps): a search reads on-call's votes for
 the alert's name; a posted page is remembered so its buttons can be clicked; a no-match
@@ -29,12 +32,14 @@ import asyncio
 import json
 import random
 import time
-from typing import Literal
+from collections.abc import Awaitable, Callable
+from typing import Literal, TypeVar
 
 import structlog
 from redis.exceptions import RedisError
 
 from enricher.alert import Alert
+from enricher.errors import DeliveryFailed
 from enricher.feedback.store import FeedbackStore
 from enricher.gaps.store import GapStore
 from enricher.metrics import Metrics
@@ -43,7 +48,7 @@ from enricher.pipeline.queue import Job
 from enricher.result import SearchResult
 from enricher.search.feedback import NO_FEEDBACK, Tallies
 from enricher.search.searcher import Searcher
-from enricher.slack.delivery import PostRef
+from enricher.slack.delivery import OnSent, PostRef
 from enricher.slack.posting import Poster, marker
 from enricher.slack.render import (
     SlackMessage,
@@ -58,7 +63,12 @@ from enricher.sources.alertmanager import severity_rank
 
 log = structlog.get_logger(__name__)
 
-Outcome = Literal["posted", "updated", "resolved", "duplicate", "superseded", "recovered"]
+#: "recovered": an earlier attempt's post, found by its marker; "unconfirmed": an earlier
+#: attempt sent it and died before recording it, and it cannot be looked for (not re-sent).
+Outcome = Literal[
+    "posted", "updated", "resolved", "duplicate", "superseded", "recovered", "unconfirmed"
+]
+T = TypeVar("T")
 
 
 class RetryLater(Exception):
@@ -242,7 +252,7 @@ class Processor:
             if set(record.fingerprints) == set(job.fingerprints):
                 return "duplicate"
             return await self._update_group(job, record, ledger)
-        if claim.takeover and self.poster.can_update:
+        if claim.takeover and self.poster.can_find:
             # An earlier attempt may have reached Slack: find it before posting again.
             async with ledger.posting(alert.group_key, self.owner, unverified=True):
                 found = await self.poster.find_marker(
@@ -256,18 +266,69 @@ class Processor:
     async def _post_new(self, job: Job, ledger: Ledger) -> Outcome:
         result = await self.enrich(job.alert)
         message = render_message(job.alert, result, runbook_base_url=self.runbook_base_url)
-        ref = await self._post_claimed(job, ledger, message)
-        await self._posted(job, result, ref)
+        sent = await self._post_claimed(job, ledger, message)
+        if sent is None:
+            return "unconfirmed"
+        await self._posted(job, result, sent)
         return "posted"
 
-    async def _post_claimed(self, job: Job, ledger: Ledger, message: SlackMessage) -> PostRef:
-        """Post under a claim we hold (`Ledger.posting` gives it up on failure), then record."""
+    async def _post_claimed(
+        self, job: Job, ledger: Ledger, message: SlackMessage
+    ) -> PostRef | None:
+        """Post under a claim we hold (`Ledger.posting` gives it up on failure), then record.
+        None: a dead attempt was sending it already (`_once`); recorded with no ts."""
         alert = job.alert
         async with ledger.posting(alert.group_key, self.owner):
             mark = marker(alert.group_key, alert.status)
-            ref = await self._post(alert, message, mark, since=job.received_at)
-        await self._record(job, ledger, ref, message)
-        return ref
+            sent = await self._once(
+                ledger, alert.group_key, "post",
+                lambda on_sent: self._post(
+                    alert, message, mark, since=job.received_at, on_sent=on_sent
+                ),
+            )
+        await self._record(job, ledger, sent or PostRef(self.channel_for(alert), ""), message)
+        return sent
+
+    async def _once(
+        self,
+        ledger: Ledger,
+        group_key: str,
+        kind: str,
+        send: Callable[[OnSent | None], Awaitable[T]],
+    ) -> T | None:
+        """`send(on_sent)`, unless an attempt that died already sent it: None then.
+
+        With a delivery that can find what it sent (bot token), the marker lookups keep
+        outputs single and this only sends. Without one (incoming webhook, console), the
+        delivery calls `on_sent` once the output has left the process, which notes it in
+        the group's ledger record; the write that stores its effect clears the note. An
+        attempt that finds the note runs after a process died in between and does not
+        send again. A failure Slack answered clears the note, so the retry sends again.
+        (The guarantees this makes: docs/RELIABILITY.md.)
+        """
+        if self.poster.can_find:
+            return await send(None)
+        if await ledger.output_noted(group_key, kind):
+            log.warning(
+                "slack.output_unconfirmed",
+                group=group_key,
+                kind=kind.partition(":")[0],
+                detail="an earlier attempt sent this and its process died before storing "
+                "the answer; it is taken as delivered and not sent again",
+                fix="check the channel for it; with a bot token (SLACK_BOT_TOKEN) the "
+                "service looks for it instead",
+            )
+            self.metrics.slack_failures.labels("unconfirmed").inc()
+            return None
+
+        async def sent() -> None:
+            await ledger.note_output(group_key, kind)
+
+        try:
+            return await send(sent)
+        except DeliveryFailed:
+            await ledger.forget_output(group_key, kind)
+            raise
 
     async def _record(
         self, job: Job, ledger: Ledger, ref: PostRef, message: SlackMessage | None
@@ -296,20 +357,29 @@ class Processor:
         message = render_message(alert, result, runbook_base_url=self.runbook_base_url)
         rose = severity_rank(alert.severity) > severity_rank(record.severity)
         more = joined(record.fingerprints, job.fingerprints)
+        # Marked per notification: a retry after a lost answer (or a crash) does not repeat it.
+        mark = marker(alert.group_key, "escalated:" + job.dedup_key)
+        kind = f"escalated:{mark}"
+        text = render_escalation(alert, severity_rose=rose, joined=more)
         if self.poster.can_update and record.ts:
             ref = PostRef(record.channel, record.ts)
             await self.poster.update(ref, await self._with_votes(ref, message))
             self.metrics.slack_posts.labels("update").inc()
             if rose or more:
-                # Marked per notification: a retry after a lost answer does not repeat it.
-                mark = marker(alert.group_key, "escalated:" + job.dedup_key)
-                text = render_escalation(alert, severity_rose=rose, joined=more)
-                await self.poster.reply_once(ref, text, mark, broadcast=True)
+                await self._once(
+                    ledger, alert.group_key, kind,
+                    lambda on_sent: self.poster.reply_once(
+                        ref, text, mark, broadcast=True, on_sent=on_sent
+                    ),
+                )
                 self.metrics.slack_posts.labels("escalation").inc()
         elif rose or more:
-            text = render_escalation(alert, severity_rose=rose, joined=more)
             section = {"type": "section", "text": {"type": "mrkdwn", "text": text}}
-            await self._post(alert, SlackMessage(text, [section]), "", since=None)
+            escalation = SlackMessage(text, [section])
+            await self._once(
+                ledger, alert.group_key, kind,
+                lambda on_sent: self._post(alert, escalation, mark, since=None, on_sent=on_sent),
+            )
         if rose or more:
             log.info(
                 "alert.escalated",
@@ -324,6 +394,7 @@ class Processor:
             message=_message_json(message),
             received_at=job.received_at,
             severity=alert.severity or "",
+            output=kind,
         )
         return "updated"
 
@@ -376,18 +447,34 @@ class Processor:
             await self.poster.update(ref, await self._with_votes(ref, update))
             # The group's "resolved" marker: one reply per thread.
             mark = marker(alert.group_key, alert.status)
-            await self.poster.reply_once(ref, render_thread_reply(alert), mark)
+            reply = render_thread_reply(alert)
+            await self._once(
+                ledger, alert.group_key, "resolve",
+                lambda on_sent: self.poster.reply_once(ref, reply, mark, on_sent=on_sent),
+            )
             self.metrics.slack_posts.labels("resolve").inc()
         else:
             message = render_message(alert, SearchResult("no_match", None))
-            await self._post(alert, message, "", since=None)
-        await ledger.update_post(alert.group_key, status="resolved", received_at=job.received_at)
+            await self._once(
+                ledger, alert.group_key, "resolve",
+                lambda on_sent: self._post(alert, message, "", since=None, on_sent=on_sent),
+            )
+        await ledger.update_post(
+            alert.group_key, status="resolved", received_at=job.received_at, output="resolve"
+        )
         return "resolved"
 
     async def _post(
-        self, alert: Alert, message: SlackMessage, mark: str, *, since: float | None
+        self,
+        alert: Alert,
+        message: SlackMessage,
+        mark: str,
+        *,
+        since: float | None,
+        on_sent: OnSent | None = None,
     ) -> PostRef:
-        ref = await self.poster.post(self.channel_for(alert), message, mark, since=since)
+        channel = self.channel_for(alert)
+        ref = await self.poster.post(channel, message, mark, since=since, on_sent=on_sent)
         self.metrics.slack_posts.labels("post").inc()
         return ref
 

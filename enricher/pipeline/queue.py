@@ -14,25 +14,35 @@ Redis layout (every key is in the `rbe:` namespace):
                   name and value) so a Lua script can move it back into the stream whole.
     rbe:dead      stream of jobs given up on: the job fields plus reason, dead_at, entry_id.
 
-Parsed once. The body is parsed and normalized at the HTTP edge; the queue carries the
-`Alert`, not the bytes, so a worker never parses again and a 1 MiB body costs its page's
-size, not its own. Entries written before that change (format 1: the raw `body` and its
-`source`) are still read, by parsing the body the way the edge would: an upgrade with jobs
-in flight loses none of them.
+The fields are written and read by `enricher.pipeline.entry`: the queue carries the
+normalized `Alert`, parsed once at the HTTP edge.
 
 Why no MAXLEN on rbe:jobs: XADD MAXLEN trims from the head whether or not an entry was
 acknowledged, so a cap silently drops unfinished pages. The stream only holds unfinished work,
 so its length is bounded by how far the workers are behind; alert on `depth()` instead.
 rbe:dead is capped (approximately `dead_maxlen`) because its entries need no more work.
 
+One consumer per worker. Each worker reads as its own consumer of the group
+(`JobQueue.worker`: "<WORKER_ID>-<worker index>"), stable across restarts, and holds one
+job at a time. So a pending entry belongs to exactly one worker: when that worker reads, it
+holds nothing, and whatever its consumer still has pending is a leftover of a try that was
+cut short (a kill, or Redis failing before the ack). While it works on a job it keeps the
+entry fresh (`touch`, every third of `claim_idle_ms`), so no other consumer takes it over.
+
 Delivery is at least once. A job comes back after a crash in three ways, all in `read()`:
-- a restarted process using the same consumer name first re-reads its own pending entries;
-- entries pending on another consumer for at least `claim_idle_ms` are taken over
-  (XAUTOCLAIM), which is how a dead replica's work is finished;
+- a restarted worker first re-reads its own consumer's pending entries;
+- entries idle for at least `claim_idle_ms` are taken over (XAUTOCLAIM): a dead replica's
+  work, or a worker's that is gone (WORKERS lowered, or the consumer name of a release
+  before per-worker consumers);
 - delayed jobs that are due are moved back into the stream (`promote_due`).
 Duplicates are therefore possible and the ledger (`enricher.pipeline.ledger`) makes Slack posting
-idempotent. `claim_idle_ms` must exceed the longest time a worker holds a job; a worker
-that has to wait (429, missing firing post) calls `retry_later` instead of holding it.
+idempotent. A worker that has to wait (429, missing firing post) calls `retry_later` instead
+of holding the job.
+
+Attempts. `Job.attempts` is the entry's delivery count (plus `prior_attempts` of re-queued
+copies): one per time a worker was handed the job to work on it, the try a kill cut short
+included (a job that kills its process is then not retried for ever). Touching an entry does
+not count (XCLAIM JUSTID), and since no two workers are handed one entry, nothing else does.
 
 The queue does not order jobs per alert group: several workers read concurrently and
 retries move jobs back. Ordering is enforced at delivery time by the ledger (a resolve whose
@@ -47,26 +57,15 @@ is re-created by `read()`.
 
 from __future__ import annotations
 
-import json
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass, replace
-from typing import Any, get_args
+from dataclasses import replace
+from typing import Any
 
 import redis.asyncio as aioredis
-from pydantic import TypeAdapter, ValidationError
 from redis.exceptions import ResponseError
 
-from enricher.alert import Alert, Source
-from enricher.errors import BadRequest
-from enricher.sources import Parsed, parse
-
-_SOURCES: frozenset[str] = frozenset(get_args(Source))
-_ALERT = TypeAdapter(Alert)
-#: Version of the stream entry layout; 1 had the raw body (read by `_decode_body`).
-FORMAT = b"2"
-
-Fields = dict[bytes, bytes]
+from enricher.pipeline.entry import Fields, Job, decode, encode, from_netstrings, netstrings
+from enricher.sources import Parsed
 
 _PROMOTE_BATCH = 100
 
@@ -114,6 +113,17 @@ return 1
 """
 
 
+# Keeps an entry this consumer holds from looking idle (XAUTOCLAIM takes idle entries). JUSTID
+# leaves the delivery count alone. Does nothing when another consumer has it (or it is done).
+_TOUCH = """
+if #redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[3], ARGV[3], 1, ARGV[2]) == 0 then
+  return 0
+end
+redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, ARGV[3], 'JUSTID')
+return 1
+"""
+
+
 # Marks the dedup key and appends the job in one step: a crash can never leave a key marked
 # "seen" whose job is missing (the sender's redelivery would be swallowed as a duplicate).
 # For a firing job it also marks the group's post as owed ("pending") unless the group
@@ -128,102 +138,13 @@ return redis.call('XADD', KEYS[1], '*', unpack(ARGV, 3))
 """
 
 
-@dataclass(frozen=True)
-class Job:
-    """One accepted webhook: its normalized alert and what dedup and the ledger need."""
-
-    id: str
-    alert: Alert
-    dedup_key: str
-    #: Identity of the firing alerts the page shows (`Parsed.fingerprints`).
-    fingerprints: tuple[str, ...]
-    received_at: float
-    attempts: int
-
-    @property
-    def source(self) -> Source:
-        return self.alert.source
-
-    @property
-    def group_key(self) -> str:
-        return self.alert.group_key
-
-    @property
-    def status(self) -> str:
-        return self.alert.status
-
-
-def _encode(job: Job, *, retry_of: str | None = None) -> Fields:
-    fields: Fields = {
-        b"format": FORMAT,
-        b"alert": _ALERT.dump_json(job.alert),
-        b"fingerprints": json.dumps(list(job.fingerprints)).encode(),
-        b"dedup_key": job.dedup_key.encode(),
-        b"received_at": repr(job.received_at).encode(),
-        b"prior_attempts": str(job.attempts).encode(),
-    }
-    if retry_of is not None:
-        fields[b"retry_of"] = retry_of.encode()
-    return fields
-
-
-def _decode(entry_id: str, fields: Mapping[bytes, bytes], deliveries: int) -> Job | None:
-    """The job in a stream entry, or None when the entry is not one we wrote."""
-    try:
-        if fields.get(b"format") == FORMAT:
-            alert = _ALERT.validate_json(fields[b"alert"])
-            fingerprints = tuple(str(f) for f in json.loads(fields[b"fingerprints"]))
-        else:
-            parsed = _decode_body(fields)
-            if parsed is None:
-                return None
-            alert, fingerprints = parsed.alert, parsed.fingerprints
-        return Job(
-            id=entry_id,
-            alert=alert,
-            dedup_key=fields[b"dedup_key"].decode(),
-            fingerprints=fingerprints,
-            received_at=float(fields[b"received_at"]),
-            attempts=int(fields[b"prior_attempts"]) + deliveries,
-        )
-    except (KeyError, ValueError, ValidationError):
-        return None
-
-
-def _decode_body(fields: Mapping[bytes, bytes]) -> Parsed | None:
-    """A format-1 entry (raw body, queued before the edge parsed once), parsed as the edge
-    would have; None when it makes no page."""
-    source = fields[b"source"].decode()
-    if source not in _SOURCES:
-        return None
-    try:
-        parsed = parse("alertmanager" if source == "alertmanager" else "pagerduty", fields[b"body"])
-    except BadRequest:
-        return None
-    return parsed if isinstance(parsed, Parsed) else None
-
-
-def _netstrings(fields: Fields) -> bytes:
-    return b"".join(b"%d:%s," % (len(part), part) for pair in fields.items() for part in pair)
-
-
-def _from_netstrings(member: bytes) -> Fields:
-    parts: list[bytes] = []
-    pos = 0
-    while pos < len(member):
-        colon = member.index(b":", pos)
-        size = int(member[pos:colon])
-        parts.append(member[colon + 1 : colon + 1 + size])
-        pos = colon + size + 2
-    return dict(zip(parts[::2], parts[1::2], strict=True))
-
-
 class JobQueue:
     """The `rbe:jobs` stream seen by one consumer of the group.
 
-    `consumer` should be stable across restarts (e.g. "<hostname>-<worker index>") so that a
-    restarted worker finds its own unfinished entries; anything left by a consumer that never
-    comes back is taken over by the others after `claim_idle_ms`.
+    `consumer` must be stable across restarts so that a restarted worker finds its own
+    unfinished entries, and used by one worker at a time: a process passes its WORKER_ID and
+    gives each worker its own view (`worker`). Anything left by a consumer that never comes
+    back is taken over by the others after `claim_idle_ms`.
     """
 
     def __init__(
@@ -256,8 +177,29 @@ class JobQueue:
         self._retry = client.register_script(_RETRY_LATER)
         self._bury = client.register_script(_DEAD_LETTER)
         self._enqueue_once = client.register_script(_ENQUEUE_ONCE)
+        self._touch = client.register_script(_TOUCH)
         # Own pending entries are re-read from here until none are left, then only new ones.
         self._backlog_from: str | None = "0"
+        self._autoclaim_from = "0-0"
+
+    def worker(self, number: int) -> JobQueue:
+        """The same queue as worker `number` of this process reads it: its own consumer,
+        "<consumer>-<number>", the same after a restart."""
+        return JobQueue(
+            self._redis,
+            consumer=f"{self.consumer}-{number}",
+            stream=self.stream,
+            group=self.group,
+            delayed=self.delayed,
+            dead=self.dead,
+            claim_idle_ms=self.claim_idle_ms,
+            dead_maxlen=self.dead_maxlen,
+        )
+
+    def rewind(self) -> None:
+        """Read this consumer's pending entries again first: after Redis came back, a job
+        whose ack was lost with the connection is still pending here."""
+        self._backlog_from = "0"
         self._autoclaim_from = "0-0"
 
     async def ensure_group(self) -> None:
@@ -268,8 +210,7 @@ class JobQueue:
         except ResponseError as exc:
             if "BUSYGROUP" not in str(exc):
                 raise
-        self._backlog_from = "0"
-        self._autoclaim_from = "0-0"
+        self.rewind()
 
     async def enqueue_once(
         self,
@@ -287,7 +228,7 @@ class JobQueue:
         """
         post_key, post_ttl = owed_post if owed_post is not None else (seen_key, None)
         args: list[bytes | int | str] = [ttl_ms, "" if post_ttl is None else post_ttl]
-        for name, value in _encode(job).items():
+        for name, value in encode(job).items():
             args += [name, value]
         entry = await self._enqueue_once(keys=[self.stream, seen_key, post_key], args=args)
         return _text(entry) if entry else None
@@ -359,7 +300,7 @@ class JobQueue:
         deliveries = [1] * len(live) if fresh else await self._deliveries([i for i, _ in live])
         jobs: list[Job] = []
         for (entry_id, fields), delivered in zip(live, deliveries, strict=True):
-            job = _decode(entry_id, fields, delivered)
+            job = decode(entry_id, fields, delivered)
             if job is None:
                 await self._bury_entry(entry_id, fields, "malformed entry")
             else:
@@ -374,6 +315,13 @@ class JobQueue:
             pipe.xpending_range(self.stream, self.group, min=entry_id, max=entry_id, count=1)
         replies = await pipe.execute()
         return [int(r[0]["times_delivered"]) if r else 1 for r in replies]
+
+    async def touch(self, job: Job) -> bool:
+        """Mark the job's entry as being worked on, so no consumer takes it over as idle;
+        False when this consumer no longer holds it (taken over, or finished)."""
+        _require_id(job)
+        done = await self._touch(keys=[self.stream], args=[self.group, self.consumer, job.id])
+        return bool(done)
 
     async def ack(self, job: Job) -> None:
         """The job is done: acknowledge and delete it in one transaction."""
@@ -391,7 +339,7 @@ class JobQueue:
         finished elsewhere."""
         _require_id(job)
         copy = job if count else replace(job, attempts=max(0, job.attempts - 1))
-        member = _netstrings(_encode(copy, retry_of=job.id))
+        member = netstrings(encode(copy, retry_of=job.id))
         done = await self._retry(
             keys=[self.stream, self.delayed],
             args=[self.group, job.id, member, max(0, round(delay_s * 1000))],
@@ -413,7 +361,7 @@ class JobQueue:
         """Give up on the job: copy it to the dead-letter stream with `reason` and finish it.
         Returns False, doing nothing, when the entry was already finished elsewhere."""
         _require_id(job)
-        return await self._bury_entry(job.id, _encode(job), reason)
+        return await self._bury_entry(job.id, encode(job), reason)
 
     async def _bury_entry(self, entry_id: str, fields: Fields, reason: str) -> bool:
         done = await self._bury(
@@ -456,7 +404,7 @@ class JobQueue:
         (secs, micros), entries, delayed = await pipe.execute()
         received = [float(f[b"received_at"]) for _, f in entries if f and b"received_at" in f]
         for member in delayed:
-            fields = _from_netstrings(member)
+            fields = from_netstrings(member)
             if b"received_at" in fields:
                 received.append(float(fields[b"received_at"]))
         if not received:
@@ -492,3 +440,6 @@ def new_job(parsed: Parsed, *, received_at: float | None = None) -> Job:
         received_at=time.time() if received_at is None else received_at,
         attempts=0,
     )
+
+
+__all__ = ["Job", "JobQueue", "new_job"]

@@ -65,11 +65,23 @@ class PostRef:
     ts: str
 
 
+#: Called by `post` of a delivery without lookups the moment the message has left the
+#: process (the request fully written, the document printed), so the caller can note that
+#: it was sent. (A reply has left when `reply` returns: there is no answer to wait for.)
+OnSent = Callable[[], Awaitable[None]]
+
+
 class Delivery(Protocol):
     #: Whether posted messages can be edited later (chat.update) and threaded.
     can_update: bool
+    #: Whether what was sent can be found again by its marker (`find_marker`, `find_reply`).
+    #: A delivery that cannot calls `on_sent` instead, and the ledger keeps the note
+    #: (enricher.pipeline.ledger); one that can ignores `on_sent`.
+    can_find: bool
 
-    async def post(self, channel: str, message: SlackMessage, marker: str) -> PostRef: ...
+    async def post(
+        self, channel: str, message: SlackMessage, marker: str, *, on_sent: OnSent | None = None
+    ) -> PostRef: ...
 
     async def update(self, ref: PostRef, message: SlackMessage) -> None: ...
 
@@ -104,11 +116,14 @@ class BotDelivery:
     """chat.postMessage with a bot token (scope chat:write); supports resolve updates."""
 
     can_update = True
+    can_find = True
 
     def __init__(self, token: str, base_url: str, timeout_s: float = 10.0) -> None:
         self._client = AsyncWebClient(token=token, base_url=base_url, timeout=int(timeout_s))
 
-    async def post(self, channel: str, message: SlackMessage, marker: str) -> PostRef:
+    async def post(
+        self, channel: str, message: SlackMessage, marker: str, *, on_sent: OnSent | None = None
+    ) -> PostRef:
         try:
             response = await self._client.chat_postMessage(
                 channel=channel,
@@ -211,14 +226,22 @@ class WebhookDelivery:
     """An incoming webhook: simplest to set up, but messages can't be updated on resolve."""
 
     can_update = False
+    can_find = False
 
     def __init__(self, url: str, timeout_s: float = 10.0) -> None:
         self._url = url
         self._client = httpx.AsyncClient(timeout=timeout_s)
 
-    async def post(self, channel: str, message: SlackMessage, marker: str) -> PostRef:
+    async def post(
+        self, channel: str, message: SlackMessage, marker: str, *, on_sent: OnSent | None = None
+    ) -> PostRef:
+        """POST the message; `on_sent` runs once the request is written in full: from there
+        on Slack has it, answer or not (a kill before that leaves no message)."""
+        extensions = {} if on_sent is None else {"trace": _when_written(on_sent)}
         try:
-            response = await self._client.post(self._url, json=message.to_kwargs())
+            response = await self._client.post(
+                self._url, json=message.to_kwargs(), extensions=extensions
+            )
         except httpx.HTTPError as exc:
             raise DeliveryFailed(type(exc).__name__, permanent=False) from exc
         if response.status_code == 429:
@@ -255,9 +278,11 @@ class ConsoleDelivery:
 
     Message ids carry the process start time (`console.<epoch ms>.<n>`), so an update after a
     restart names the message it edits, not one of another process with the same counter.
+    A post or reply also shows its marker, the key a reader can tell repeats apart by.
     """
 
     can_update = True
+    can_find = False
 
     def __init__(self, out: TextIO | None = None) -> None:
         self._out = out or sys.stdout
@@ -272,8 +297,14 @@ class ConsoleDelivery:
         self._out.flush()
         return ts
 
-    async def post(self, channel: str, message: SlackMessage, marker: str) -> PostRef:
-        return PostRef(channel, self._emit("chat.postMessage", channel, message.to_kwargs()))
+    async def post(
+        self, channel: str, message: SlackMessage, marker: str, *, on_sent: OnSent | None = None
+    ) -> PostRef:
+        body = {**message.to_kwargs(), **_marked(marker)}
+        ref = PostRef(channel, self._emit("chat.postMessage", channel, body))
+        if on_sent is not None:
+            await on_sent()
+        return ref
 
     async def update(self, ref: PostRef, message: SlackMessage) -> None:
         self._emit("chat.update", ref.channel, {"update_ts": ref.ts, **message.to_kwargs()})
@@ -281,7 +312,7 @@ class ConsoleDelivery:
     async def reply(
         self, ref: PostRef, text: str, marker: str, *, broadcast: bool = False
     ) -> None:
-        body = {"thread_ts": ref.ts, "text": text, "reply_broadcast": broadcast}
+        body = {"thread_ts": ref.ts, "text": text, "reply_broadcast": broadcast, **_marked(marker)}
         self._emit("chat.postMessage (thread)", ref.channel, body)
 
     async def find_marker(self, channel: str, marker: str, since: float | None) -> PostRef | None:
@@ -292,6 +323,20 @@ class ConsoleDelivery:
 
     async def close(self) -> None:
         return None
+
+
+def _when_written(on_sent: OnSent) -> Callable[[str, dict[str, Any]], Awaitable[None]]:
+    """An httpx `trace` callback that runs `on_sent` when the request body is written."""
+
+    async def trace(event: str, info: dict[str, Any]) -> None:
+        if event.endswith("send_request_body.complete"):
+            await on_sent()
+
+    return trace
+
+
+def _marked(marker: str) -> dict[str, str]:
+    return {"marker": marker} if marker else {}
 
 
 def build_delivery(settings: Settings) -> Delivery:

@@ -8,6 +8,10 @@ rare duplicate after a crash is accepted.
 
 Retries here are short (about a second in all). A longer outage sends the job back to the
 queue with a longer backoff (enricher.pipeline.pool), so no worker is pinned by Slack.
+
+A delivery that cannot look (incoming webhook, console) makes one try per call: a retry in
+place would be blind, and the ledger's note of the output (enricher.pipeline.ledger) must
+be cleared between tries, which the queue's retry does.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from tenacity import (
 )
 
 from enricher.errors import DeliveryFailed
-from enricher.slack.delivery import Delivery, PostRef
+from enricher.slack.delivery import Delivery, OnSent, PostRef
 from enricher.slack.render import SlackMessage
 
 log = structlog.get_logger(__name__)
@@ -49,11 +53,22 @@ class Poster:
     def can_update(self) -> bool:
         return self.delivery.can_update
 
+    @property
+    def can_find(self) -> bool:
+        return self.delivery.can_find
+
     async def post(
-        self, channel: str, message: SlackMessage, mark: str, *, since: float | None
+        self,
+        channel: str,
+        message: SlackMessage,
+        mark: str,
+        *,
+        since: float | None,
+        on_sent: OnSent | None = None,
     ) -> PostRef:
         """chat.postMessage. A retry after a 5xx or timeout first looks for `mark`: Slack
-        may have stored the message and only the answer was lost. No mark: no lookup."""
+        may have stored the message and only the answer was lost. No mark: no lookup.
+        `on_sent`: see `Delivery` (called by deliveries without lookups)."""
         tries = 0
 
         async def attempt() -> PostRef:
@@ -63,8 +78,10 @@ class Poster:
                 found = await self._lookup_marker(channel, mark, since)
                 if found is not None:
                     return found
-            return await self.delivery.post(channel, message, mark)
+            return await self.delivery.post(channel, message, mark, on_sent=on_sent)
 
+        if not self.can_find:
+            return await attempt()
         return await _quickly(attempt)
 
     async def update(self, ref: PostRef, message: SlackMessage) -> None:
@@ -76,10 +93,22 @@ class Poster:
         return await _quickly(self._lookup_marker, channel, mark, since)
 
     async def reply_once(
-        self, ref: PostRef, text: str, mark: str, *, broadcast: bool = False
+        self,
+        ref: PostRef,
+        text: str,
+        mark: str,
+        *,
+        broadcast: bool = False,
+        on_sent: OnSent | None = None,
     ) -> None:
         """Reply in the thread unless an earlier attempt already did (its answer lost, or
-        the process gone before that was stored)."""
+        the process gone before that was stored). Without lookups the caller's ledger
+        note (`on_sent`) does that instead."""
+        if not self.can_find:
+            await self.delivery.reply(ref, text, mark, broadcast=broadcast)
+            if on_sent is not None:
+                await on_sent()
+            return
         try:
             found = await _quickly(self.delivery.find_reply, ref, mark)
         except DeliveryFailed as exc:

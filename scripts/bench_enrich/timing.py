@@ -17,7 +17,7 @@ from enricher.index.engine import Filter, Hit, Index, Record
 from enricher.result import SearchResult
 from enricher.search.feedback import NO_FEEDBACK, Tallies
 from enricher.search.searcher import Searcher
-from enricher.slack.delivery import BotDelivery, PostRef
+from enricher.slack.delivery import BotDelivery, OnSent, PostRef
 from enricher.slack.render import SlackMessage
 from tests.fakeslack import FakeSlack
 
@@ -144,9 +144,11 @@ class TimedBotDelivery(BotDelivery):
         super().__init__(token, base_url)
         self.post_started: list[float] = []
 
-    async def post(self, channel: str, message: SlackMessage, marker: str) -> PostRef:
+    async def post(
+        self, channel: str, message: SlackMessage, marker: str, *, on_sent: OnSent | None = None
+    ) -> PostRef:
         self.post_started.append(time.perf_counter())
-        return await super().post(channel, message, marker)
+        return await super().post(channel, message, marker, on_sent=on_sent)
 
 
 class StampedSlack(FakeSlack):

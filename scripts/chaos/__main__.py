@@ -10,7 +10,9 @@
    never a 202.
 3. It kills the enricher with SIGKILL mid-burst and restarts it with the same WORKER_ID.
 4. It waits until the queue is empty and Slack has been quiet for a few seconds, then counts
-   per group what the fake Slack received.
+   per group what the fake Slack received. `--delivery webhook` posts through the fake's
+   incoming webhook instead of its Web API, `--delivery console` prints to stdout (no
+   faults then); messages are then told apart by their text, not by a marker.
 5. Memory: it sends rounds of hostile bodies and records the enricher's RSS after each round.
 
 A table goes to stdout and the last line is JSON. Exit 1 when an accepted firing page never
@@ -34,6 +36,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from scripts.chaos.harness import DELIVERY_MODES
 from scripts.chaos.report import failed, print_table
 from scripts.chaos.run import Args, run
 
@@ -56,11 +59,13 @@ def parse_args(argv: list[str] | None) -> Args:
     p.add_argument("--memory-rounds", type=int, default=6)
     p.add_argument("--memory-per-round", type=int, default=400)
     p.add_argument("--keep", action="store_true", help="keep the work folder (logs, AOF)")
+    p.add_argument("--delivery", choices=DELIVERY_MODES, default="bot",
+                   help="bot token (Web API), incoming webhook, or console (stdout)")
     ns = p.parse_args(argv)
     seed = ns.seed if ns.seed is not None else random.randrange(1_000_000)
     return Args(ns.alerts, ns.groups, ns.resolve_share, ns.clients, ns.kills, ns.rate_429,
                 ns.rate_500, seed, ns.claim_idle_s, ns.post_lease_s, ns.cap_s, ns.quiet_s,
-                ns.memory_rounds, ns.memory_per_round, ns.keep)
+                ns.memory_rounds, ns.memory_per_round, ns.keep, ns.delivery)
 
 
 @contextlib.contextmanager

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
+from typing import Literal, TextIO, get_args
 
 import httpx
 
@@ -76,10 +76,14 @@ def index_runbooks(qdrant_path: Path, redis_url: str, log: TextIO) -> None:
 
 @dataclass
 class Enricher:
-    """`python -m enricher` as a subprocess; restartable with the same settings."""
+    """`python -m enricher` as a subprocess; restartable with the same settings.
+
+    Its stdout and stderr (the log) go to `log_path`, unless `stdout_path` is given: console
+    mode prints its messages on stdout, and a test reads them there."""
 
     env: dict[str, str]
     log_path: Path
+    stdout_path: Path | None = None
     port: int = field(default_factory=free_port)
     proc: subprocess.Popen[bytes] | None = None
 
@@ -95,10 +99,10 @@ class Enricher:
 
     def start(self, timeout_s: float = 120) -> None:
         env = {**self.env, "HOST": "127.0.0.1", "PORT": str(self.port)}
-        with self.log_path.open("ab") as log:
+        out_path = self.stdout_path or self.log_path
+        with self.log_path.open("ab") as log, out_path.open("ab") as out:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "enricher"], cwd=REPO, env=env,
-                stdout=log, stderr=subprocess.STDOUT,
+                [sys.executable, "-m", "enricher"], cwd=REPO, env=env, stdout=out, stderr=log,
             )
         wait_until(self._ready, timeout_s, f"the enricher on port {self.port} to be ready")
 
@@ -154,17 +158,33 @@ class Enricher:
         return int(match.group(1)) if match else 0
 
 
+DeliveryMode = Literal["bot", "webhook", "console"]
+DELIVERY_MODES: tuple[DeliveryMode, ...] = get_args(DeliveryMode)
+
+
+def webhook_url(slack_url: str) -> str:
+    """The fake Slack's incoming webhook, next to its Web API at `slack_url`."""
+    return slack_url.removesuffix("/api/") + "/webhook/incoming"
+
+
 def enricher_env(
-    *, qdrant_path: Path, redis_url: str, slack_url: str, worker_id: str, **extra: str
+    *, qdrant_path: Path, redis_url: str, slack_url: str, worker_id: str,
+    delivery: DeliveryMode = "bot", **extra: str
 ) -> dict[str, str]:
+    """Settings of an enricher that delivers through the fake Slack at `slack_url`: its Web
+    API with a bot token, its incoming webhook, or (console) not at all: to stdout."""
+    slack = {
+        "bot": {"SLACK_BOT_TOKEN": SLACK_TOKEN, "SLACK_CHANNEL": CHANNEL,
+                "SLACK_API_URL": slack_url},
+        "webhook": {"SLACK_WEBHOOK_URL": webhook_url(slack_url)},
+        "console": {},
+    }[delivery]
     return base_env(
         QDRANT_PATH=str(qdrant_path),
         REDIS_URL=redis_url,
-        SLACK_BOT_TOKEN=SLACK_TOKEN,
-        SLACK_CHANNEL=CHANNEL,
-        SLACK_API_URL=slack_url,
         WORKER_ID=worker_id,
         ALERTMANAGER_BEARER_TOKENS=AM_TOKEN,
         PAGERDUTY_SIGNING_SECRETS=PD_SECRET,
+        **slack,
         **extra,
     )

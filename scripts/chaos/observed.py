@@ -7,9 +7,10 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import re
 import time
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -95,12 +96,95 @@ def slack_view(
     return views
 
 
+def output_view(
+    group_keys: list[str], messages: Sequence[Mapping[str, Any]]
+) -> dict[str, GroupView]:
+    """`slack_view` for a delivery without markers (incoming webhook, console), group `n`
+    being `group_keys[n]`. A resolve there is one message, which does the work of the
+    update and the thread reply: it is counted as both."""
+    counts = outputs(messages)
+    views: dict[str, GroupView] = {}
+    for number, key in enumerate(group_keys):
+        resolves = counts[(number, "resolve")]
+        views[key] = GroupView(firing_posts=counts[(number, "page")], updates=resolves,
+                               replies=resolves)
+    return views
+
+
 def _marker_of(message: Mapping[str, Any]) -> str:
     meta = message.get("metadata")
     if not isinstance(meta, dict):
         return ""
     payload = meta.get("event_payload")
     return str(payload.get("key", "")) if isinstance(payload, dict) else ""
+
+
+#: What a message without metadata is about, read from its text: the page, an escalation
+#: (alerts joined), or the resolve (a resolved message, or the reply in the page's thread).
+OUTPUT_KINDS = {"🔥": "page", "✅": "resolve", "➕": "escalation", "⬆️": "escalation"}
+#: `am_body` puts "(group N, ...)" in each summary, and fingerprints start with N in hex.
+_GROUP_IN_SUMMARY = re.compile(r"\(group (\d+),")
+_GROUP_IN_FINGERPRINT = re.compile(r"instance=[\w.-]*?-([0-9a-f]{4})[0-9a-f]{2}`")
+
+
+def outputs(messages: Sequence[Mapping[str, Any]]) -> Counter[tuple[int, str]]:
+    """Per (group number, kind), how many messages a delivery without markers (incoming
+    webhook, console) sent. Edits (console `chat.update`) are not counted: an edit repeated
+    with the same content changes nothing. A thread reply names its group by its thread."""
+    group_of_ts: dict[str, int] = {}
+    counts: Counter[tuple[int, str]] = Counter()
+    for message in messages:
+        if message.get("slack") == "chat.update":
+            continue
+        text = str(message.get("text", ""))
+        kind = next((k for prefix, k in OUTPUT_KINDS.items() if text.startswith(prefix)), "other")
+        found = _GROUP_IN_SUMMARY.search(text)
+        group = int(found.group(1)) if found else None
+        if group is None and (found := _GROUP_IN_FINGERPRINT.search(text)):
+            group = int(found.group(1), 16)
+        if group is None:
+            group = group_of_ts.get(str(message.get("thread_ts")), -1)
+        if message.get("ts"):
+            group_of_ts[str(message["ts"])] = group
+        counts[(group, kind)] += 1
+    return counts
+
+
+def console_messages(stdout_path: Path) -> tuple[list[dict[str, Any]], int]:
+    """The messages console mode printed (one indented JSON document each), and how many
+    documents were cut short (a kill in the middle of a write)."""
+    text = stdout_path.read_text(errors="replace") if stdout_path.exists() else ""
+    decoder = json.JSONDecoder()
+    messages: list[dict[str, Any]] = []
+    torn = 0
+    for chunk in re.split(r"(?m)^(?=\{$)", text):
+        if not chunk.strip():
+            continue
+        try:
+            doc, _ = decoder.raw_decode(chunk.strip())
+        except ValueError:
+            torn += 1
+            continue
+        if isinstance(doc, dict) and "slack" in doc:
+            messages.append(doc)
+    return messages, torn
+
+
+def webhook_messages(calls: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The bodies the fake Slack's incoming webhook took (from its recorded calls)."""
+    return [dict(c["body"]) for c in calls if c["method"] == "webhook.incoming" and c["ok"]]
+
+
+def done_jobs(log_path: Path) -> list[dict[str, Any]]:
+    """The enricher's `job.done` events, in order."""
+    done: list[dict[str, Any]] = []
+    for line in log_path.read_text(errors="replace").splitlines():
+        if '"job.done"' in line:
+            with contextlib.suppress(ValueError):
+                event = json.loads(line)
+                if event.get("event") == "job.done":
+                    done.append(event)
+    return done
 
 
 def log_events(log_path: Path) -> Counter[str]:
@@ -123,13 +207,9 @@ def log_events(log_path: Path) -> Counter[str]:
 def group_outcomes(log_path: Path) -> dict[str, Counter[str]]:
     """Per alert group, the outcomes of its finished jobs (posted, superseded, ...)."""
     outcomes: dict[str, Counter[str]] = {}
-    for line in log_path.read_text(errors="replace").splitlines():
-        if '"job.done"' in line:
-            with contextlib.suppress(ValueError):
-                event = json.loads(line)
-                if event.get("event") == "job.done":
-                    group = str(event.get("group"))
-                    outcomes.setdefault(group, Counter())[str(event.get("outcome"))] += 1
+    for event in done_jobs(log_path):
+        group = str(event.get("group"))
+        outcomes.setdefault(group, Counter())[str(event.get("outcome"))] += 1
     return outcomes
 
 
@@ -146,13 +226,16 @@ def unfinished_jobs(redis_url: str) -> int:
     return int(stream) + int(delayed)
 
 
-def drain(redis_url: str, slack_url: str, cap_s: float, quiet_s: float) -> float:
-    """Wait until no job is left and Slack got no call for `quiet_s`; returns the monotonic
-    time of the last Slack call seen."""
+def drain(
+    redis_url: str, progress: Callable[[], int], cap_s: float, quiet_s: float
+) -> float:
+    """Wait until no job is left and `progress()` (what the enricher has sent: Slack calls,
+    bytes of console output) has not moved for `quiet_s`; returns the monotonic time it
+    last moved."""
     deadline = time.monotonic() + cap_s
     last_count, last_call, last_busy = -1, time.monotonic(), time.monotonic()
     while time.monotonic() < deadline:
-        count = len(slack_calls(slack_url))
+        count = progress()
         now = time.monotonic()
         if count != last_count:
             last_count, last_call = count, now

@@ -9,27 +9,32 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from scripts.chaos.harness import Enricher
+from scripts.chaos.harness import DeliveryMode, Enricher
 from scripts.chaos.observed import (
+    GroupView,
+    console_messages,
     group_outcomes,
     log_events,
+    output_view,
     slack_calls,
     slack_history,
     slack_view,
+    webhook_messages,
 )
 from scripts.chaos.workload import Burst
 
 
 def tally(
-    burst: Burst, enricher: Enricher, slack_url: str, *, seed: int, kills: int, keep: bool
+    burst: Burst, enricher: Enricher, slack_url: str, *, seed: int, kills: int, keep: bool,
+    delivery: DeliveryMode = "bot",
 ) -> dict[str, Any]:
-    """The report of a run, counted from the fake Slack's calls and channel and the enricher's
-    log; `keep` also saves the calls next to the log."""
+    """The report of a run, counted from the fake Slack's calls and channel (or the console
+    output) and the enricher's log; `keep` also saves the calls next to the log."""
     calls = slack_calls(slack_url)
     if keep:
         (enricher.log_path.parent / "slack_calls.json").write_text(json.dumps(calls))
     keys = [g.key for g in burst.groups]
-    views = slack_view(keys, calls, slack_history(slack_url))
+    views, torn = _views(keys, delivery, calls, enricher, slack_url)
     fired = burst.accepted["firing"]
     resolved = burst.accepted["resolved"]
     top = {g: views[keys[g]].firing_posts + views[keys[g]].resolved_posts for g in fired}
@@ -42,6 +47,8 @@ def tally(
     statuses = Counter(int(c["status"]) for c in calls)
     return {
         "date": time.strftime("%Y-%m-%d"),
+        "delivery": delivery,
+        "torn_console_documents": torn,
         "seed": seed,
         "requests": burst.total,
         "groups": len(burst.groups),
@@ -70,9 +77,24 @@ def tally(
         "log": {
             k: v for k, v in sorted(events.items())
             if k.startswith(("outcome.", "job.retry_later.", "job.dead_letter", "slack.duplicate",
-                             "job.crashed", "redis.unavailable", "service.jobs_lost"))
+                             "slack.output_unconfirmed", "job.taken_over", "job.crashed",
+                             "redis.unavailable", "service.jobs_lost"))
         },
     }
+
+
+def _views(
+    keys: list[str], delivery: DeliveryMode, calls: list[dict[str, Any]], enricher: Enricher,
+    slack_url: str,
+) -> tuple[dict[str, GroupView], int]:
+    """Per group what a reader saw, and how many console documents were cut short."""
+    if delivery == "bot":
+        return slack_view(keys, calls, slack_history(slack_url)), 0
+    if delivery == "webhook":
+        return output_view(keys, webhook_messages(calls)), 0
+    assert enricher.stdout_path is not None
+    messages, torn = console_messages(enricher.stdout_path)
+    return output_view(keys, messages), torn
 
 
 def failed(report: Mapping[str, Any]) -> bool:
@@ -82,11 +104,13 @@ def failed(report: Mapping[str, Any]) -> bool:
         report["lost"] or report["duplicates"] or report["resolves_missing"]
         or report["never_accepted"] or report["dead_letters"]
         or report["duplicate_thread_replies"] or report.get("unfinished_jobs")
+        or report["torn_console_documents"]
     )
 
 
 def print_table(report: Mapping[str, Any]) -> None:
     rows = [
+        ("delivery", report["delivery"]),
         ("requests sent (incl. HA copies, re-sends, resolves)", report["requests"]),
         ("client retries (conn. errors / 5xx)", report["client_retries"]),
         ("requests never accepted", report["never_accepted"]),
@@ -102,7 +126,9 @@ def print_table(report: Mapping[str, Any]) -> None:
         ("resolves delivered (update + thread reply)", report["resolves_delivered"]),
         ("resolves posted alone (no firing post)", report["resolves_posted_alone"]),
         ("resolves missing", report["resolves_missing"]),
-        ("duplicate thread replies", report["duplicate_thread_replies"]),
+        ("duplicate thread replies (webhook, console: resolves)",
+         report["duplicate_thread_replies"]),
+        ("console documents cut short", report["torn_console_documents"]),
         ("dead letters", report["dead_letters"]),
         ("Slack calls / 429 / 500", f"{report['slack_calls']} / {report['slack_429']} / "
                                     f"{report['slack_500']}"),

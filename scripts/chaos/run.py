@@ -12,8 +12,15 @@ from pathlib import Path
 from typing import Any
 
 from scripts.chaos.faults import kill_mid_burst, memory_rounds
-from scripts.chaos.harness import Enricher, enricher_env, index_runbooks, say, start_fake_slack
-from scripts.chaos.observed import drain, unfinished_jobs
+from scripts.chaos.harness import (
+    DeliveryMode,
+    Enricher,
+    enricher_env,
+    index_runbooks,
+    say,
+    start_fake_slack,
+)
+from scripts.chaos.observed import drain, slack_calls, unfinished_jobs
 from scripts.chaos.report import tally
 from scripts.chaos.workload import Burst, build_workload, client_thread
 from scripts.local_redis import RedisServer
@@ -36,6 +43,7 @@ class Args:
     memory_rounds: int
     memory_per_round: int
     keep: bool
+    delivery: DeliveryMode
 
 
 def run(args: Args, work: Path) -> dict[str, Any]:
@@ -52,11 +60,12 @@ def run(args: Args, work: Path) -> dict[str, Any]:
         with (work / "ingest.log").open("w") as log:
             index_runbooks(work / "qdrant", redis_url, log)
         env = enricher_env(qdrant_path=work / "qdrant", redis_url=redis_url, slack_url=slack_url,
-                           worker_id="chaos-1", JOB_CLAIM_IDLE_S=str(args.claim_idle_s),
+                           worker_id="chaos-1", delivery=args.delivery,
+                           JOB_CLAIM_IDLE_S=str(args.claim_idle_s),
                            POST_LEASE_S=str(args.post_lease_s))
-        enricher = Enricher(env, work / "enricher.log")
+        enricher = Enricher(env, work / "enricher.log", stdout_path=work / "stdout.log")
         enricher.start()
-        say(f"enricher up on {enricher.url}; sending {args.alerts} webhooks")
+        say(f"enricher up on {enricher.url} ({args.delivery}); sending {args.alerts} webhooks")
         return burst_and_count(args, rng, enricher, slack_url, redis_url)
     finally:
         if enricher is not None:
@@ -83,9 +92,18 @@ def burst_and_count(
         thread.join()
     burst_end = time.monotonic()
     say(f"burst done in {burst_end - started:.1f}s; draining")
-    last_call = drain(redis_url, slack_url, args.cap_s, args.quiet_s)
+    assert enricher.stdout_path is not None
+    stdout = enricher.stdout_path
+
+    def progress() -> int:
+        """What the enricher has sent so far: Slack calls, or console output."""
+        if args.delivery == "console":
+            return stdout.stat().st_size if stdout.exists() else 0
+        return len(slack_calls(slack_url))
+
+    last_call = drain(redis_url, progress, args.cap_s, args.quiet_s)
     report = tally(burst, enricher, slack_url, seed=args.seed, kills=args.kills,
-                   keep=args.keep)
+                   keep=args.keep, delivery=args.delivery)
     report["unfinished_jobs"] = unfinished_jobs(redis_url)
     report["burst_s"] = round(burst_end - started, 1)
     report["drain_s"] = round(max(0.0, last_call - burst_end), 1)

@@ -15,9 +15,12 @@ seconds after the restart, not after the lease (the time is printed; docs/RELIAB
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import shutil
 import time
+from collections import Counter
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,9 +40,16 @@ from enricher.service import Services
 from enricher.slack.delivery import BotDelivery, PostRef
 from enricher.slack.render import render_message
 from enricher.sources.alertmanager import normalize_group, parse_alertmanager
-from scripts.chaos.harness import AM_TOKEN, Enricher, enricher_env
+from scripts.chaos.harness import AM_TOKEN, DeliveryMode, Enricher, enricher_env
 from scripts.chaos.harness import CHANNEL as CHAOS_CHANNEL
-from scripts.chaos.observed import log_events, unfinished_jobs
+from scripts.chaos.observed import (
+    console_messages,
+    done_jobs,
+    log_events,
+    outputs,
+    unfinished_jobs,
+    webhook_messages,
+)
 from scripts.chaos.observed import marker as marker_of
 from scripts.chaos.workload import am_body, runbook_alerts
 from tests.conftest import wait_for
@@ -129,9 +139,110 @@ class TestKill9:
             events = log_events(enricher.log_path)
             assert events["outcome.recovered"] >= len(landed_after_kill)
             assert events["slack.duplicate_post"] == 0
+            assert_each_job_done_once(enricher.log_path, kills=1)
 
         finally:
             enricher.stop()
+
+
+def assert_each_job_done_once(log_path: Path, *, kills: int) -> None:
+    """No queue entry was finished twice (two workers on one pending entry), and a job's
+    attempts count only the tries made: its first, plus one per kill that cut it short."""
+    done = done_jobs(log_path)
+    entries = Counter(str(e["job"]) for e in done)
+    assert [entry for entry, n in entries.items() if n > 1] == []
+    assert {int(e["attempts"]) for e in done} <= set(range(1, kills + 2))
+    assert any(int(e["attempts"]) == 2 for e in done), "no job was cut by the kill"
+
+
+def printed(mode: DeliveryMode, fake: FakeSlack, stdout: Path) -> list[dict[str, Any]]:
+    """What an enricher delivering without lookups sent, as a reader saw it."""
+    if mode == "webhook":
+        return webhook_messages([dataclasses.asdict(c) for c in fake.calls])
+    messages, torn = console_messages(stdout)
+    assert torn == 0, "a console document was cut short"
+    return messages
+
+
+class TestKill9WithoutLookups:
+    """Console and incoming-webhook modes cannot look up what they sent (no `ts`, no history),
+    so after a kill -9 the ledger alone must keep each page, escalation and resolve single."""
+
+    GROUPS = 30
+
+    @pytest.mark.parametrize("mode", ["console", "webhook"])
+    def test_kill_mid_burst_sends_each_message_once(
+        self, mode: DeliveryMode, tmp_path: Path, golden_index: Path, redis_url: str,
+        fake_slack: FakeSlack
+    ) -> None:
+        """A kill -9 while pages are going out, then another while escalations and resolves
+        are (the webhook answers slowly, so some are in flight at each kill; Slack takes them
+        after the process is gone): every group's page, escalation and resolve shows once."""
+        if mode == "webhook":
+            fake_slack.set_latency(0.5)
+        shutil.copytree(golden_index, tmp_path / "qdrant")
+        env = enricher_env(qdrant_path=tmp_path / "qdrant", redis_url=redis_url,
+                           slack_url=fake_slack.url, worker_id="crash-1", delivery=mode,
+                           WORKERS="4", JOB_CLAIM_IDLE_S="3")
+        stdout = tmp_path / "stdout.log"
+        enricher = Enricher(env, tmp_path / "enricher.log", stdout_path=stdout)
+        groups = range(self.GROUPS)
+        expected: Counter[tuple[int, str]] = Counter({(n, "page"): 1 for n in groups})
+
+        def shown() -> Counter[tuple[int, str]]:
+            return outputs(printed(mode, fake_slack, stdout))
+
+        def kill_once_out(count: int) -> None:
+            wait_for(lambda: sum(shown().values()) >= count, timeout_s=60,
+                     what=f"{count} messages out")
+            enricher.kill()
+            time.sleep(1.5)  # the webhook takes the requests the dead process had sent
+
+        def restart_and_drain() -> None:
+            enricher.start()
+            wait_for(lambda: unfinished_jobs(redis_url) == 0 and shown() >= expected,
+                     timeout_s=120, what="every message after the restart")
+            time.sleep(1.5)  # a second copy, had there been one, would be out by now
+
+        enricher.start()
+        try:
+            send_all(enricher, [escalated(n, 1) for n in groups])
+            kill_once_out(self.GROUPS // 3)
+            restart_and_drain()
+
+            send_all(enricher, [escalated(n, 2) if n % 2 == 0 else escalated(n, 1, "resolved")
+                                for n in groups])
+            for n in groups:
+                expected[(n, "escalation" if n % 2 == 0 else "resolve")] = 1
+            kill_once_out(self.GROUPS + self.GROUPS // 3)
+            restart_and_drain()
+
+            assert shown() == expected
+            assert log_events(enricher.log_path)["slack.duplicate_post"] == 0
+            assert_each_job_done_once(enricher.log_path, kills=2)
+        finally:
+            enricher.stop()
+
+
+def escalated(number: int, alerts: int, status: str = "firing") -> bytes:
+    """Group `number` with `alerts` firing (or resolved) alerts: fingerprints start with the
+    group number in hex, so an escalation's list of targets names its group."""
+    service, name = runbook_alerts()[number % len(runbook_alerts())]
+    key = f'{{}}:{{alertname="{name}", modes="{number}"}}'
+    fingerprints = [f"{number:04x}{i:02x}" for i in range(alerts)]
+    return am_body(key, name, service, number, fingerprints, status)
+
+
+def send_all(enricher: Enricher, bodies: list[bytes]) -> None:
+    """POST the bodies from a few threads at once, so the workers fall behind."""
+
+    def send(body: bytes) -> None:
+        response = httpx.post(f"{enricher.url}/webhook/alertmanager", content=body,
+                              headers=BEARER, timeout=10)
+        assert response.json() == {"status": "queued"}
+
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        list(pool.map(send, bodies))
 
 
 # --- the crash window, rebuilt in place ----------------------------------------------------
@@ -187,6 +298,23 @@ def running(
         yield Running(client, services, fake_slack, redis_url)
 
 
+@pytest.fixture()
+def hooked(
+    tmp_path: Path, golden_index: Path, redis_url: str, fake_slack: FakeSlack, embedder: Embedder
+) -> Iterator[Running]:
+    """The service delivering through the fake Slack's incoming webhook (no lookups)."""
+    settings = service_settings(tmp_path, golden_index, redis_url, None,
+                                alertmanager_bearer_tokens=(AM_TOKEN,),
+                                slack_webhook_url=fake_slack.webhook_url)
+    services = Services.build(settings, embedder=embedder)
+    with TestClient(create_app(services)) as client:
+        yield Running(client, services, fake_slack, redis_url)
+
+
+def webhook_outputs(fake: FakeSlack) -> Counter[tuple[int, str]]:
+    return outputs(webhook_messages([dataclasses.asdict(c) for c in fake.calls]))
+
+
 def other_messages(fake: FakeSlack, count: int) -> None:
     """Top-level traffic in the channel from people and other integrations."""
     slack = WebClient(token="xoxb-test", base_url=fake.url)
@@ -228,6 +356,52 @@ class TestCrashWindow:
         running.send(body)
         running.drain()
         assert posts_with_marker(running.fake, CHANNEL) == {marker_of(key, "firing"): 1}
+
+
+class TestCrashWindowWithoutLookups:
+    def test_post_noted_by_a_dead_attempt_is_not_sent_again(self, hooked: Running) -> None:
+        """A worker sent its post through the webhook, noted that in the ledger and died
+        before recording it. The next attempt cannot look in the channel: it takes the post
+        as sent, says so in the log, and does not send it again."""
+        body = escalated(7, 1)
+        alert = normalize_group(parse_alertmanager(body))
+
+        async def crash() -> None:
+            client = aioredis.Redis.from_url(hooked.redis_url)
+            try:
+                ledger = Ledger(client, dedup_ttl_s=60)
+                assert isinstance(await ledger.claim_post(alert.group_key, "dead:1", 0.5), Claimed)
+                await ledger.note_output(alert.group_key, "post")
+            finally:
+                await client.aclose()
+
+        asyncio.run(crash())
+        message = render_message(alert, SearchResult("no_match", None))
+        httpx.post(hooked.fake.webhook_url, json=message.to_kwargs()).raise_for_status()
+        with capture_logs() as logs:
+            hooked.send(body)
+            hooked.drain()
+        assert webhook_outputs(hooked.fake) == {(7, "page"): 1}
+        assert [e["outcome"] for e in logs if e["event"] == "job.done"] == ["unconfirmed"]
+        assert [e["kind"] for e in logs if e["event"] == "slack.output_unconfirmed"] == ["post"]
+
+    def test_send_refused_by_slack_is_sent_again(self, hooked: Running) -> None:
+        """A 429 is an answer: nothing was posted, so the retry sends (the note that the first
+        attempt left is cleared), and the page shows once."""
+        hooked.fake.fail_next(1, status=429, method="webhook.incoming")
+        hooked.send(escalated(8, 1))
+        hooked.drain()
+        assert [c.status for c in hooked.fake.calls_to("webhook.incoming")] == [429, 200]
+        assert webhook_outputs(hooked.fake) == {(8, "page"): 1}
+
+    def test_escalation_and_resolve_are_sent_once(self, hooked: Running) -> None:
+        """With a webhook an escalation and a resolve are new messages, each sent once."""
+        for body in (escalated(9, 1), escalated(9, 2), escalated(9, 2, "resolved")):
+            hooked.send(body)
+            hooked.drain()
+        assert webhook_outputs(hooked.fake) == {
+            (9, "page"): 1, (9, "escalation"): 1, (9, "resolve"): 1
+        }
 
 
 class TestAnswerLost:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from collections.abc import AsyncIterator
+from typing import cast
 
 import pytest
 import redis.asyncio as aioredis
@@ -48,6 +49,12 @@ CLAIM_IDLE_MS = int(PRODUCT.job_claim_idle_s * 1000)
 
 def post_key(group_key: str) -> str:
     return "rbe:post:" + hashlib.sha256(group_key.encode()).hexdigest()
+
+
+async def notes(client: aioredis.Redis, group_key: str) -> list[str]:
+    """The output notes (`out:<kind>` fields) of a group's record."""
+    fields = cast(list[bytes], await client.hkeys(post_key(group_key)))
+    return [f.decode() for f in fields if f.startswith(b"out:")]
 
 
 async def record(
@@ -248,6 +255,66 @@ class TestCrashWindow:
         assert await a.claim_post("g", "worker-b", LEASE_S) == AlreadyPosted(
             "C1", "1.1", ("fp",), "firing"
         )
+
+
+class TestOutputNotes:
+    """Deliveries that cannot look up what they sent note each output once it is out."""
+
+    async def test_a_noted_output_is_seen_by_the_next_attempt(
+        self, ledgers: tuple[Ledger, Ledger]
+    ) -> None:
+        """The attempt after a crash finds the note of what the dead one sent."""
+        a, b = ledgers
+        assert isinstance(await a.claim_post("g", "w:1", LEASE_S), Claimed)
+        assert not await b.output_noted("g", "post")
+        await a.note_output("g", "post")
+        assert await b.output_noted("g", "post")
+        assert not await b.output_noted("g", "resolve"), "each kind of output has its own note"
+
+    async def test_an_answered_failure_clears_the_note(
+        self, ledgers: tuple[Ledger, Ledger]
+    ) -> None:
+        """A send that Slack refused is sent again."""
+        a, _ = ledgers
+        await a.claim_post("g", "w:1", LEASE_S)
+        await a.note_output("g", "post")
+        await a.forget_output("g", "post")
+        assert not await a.output_noted("g", "post")
+
+    async def test_storing_the_effect_clears_the_note(
+        self, clients: tuple[aioredis.Redis, aioredis.Redis], ledgers: tuple[Ledger, Ledger]
+    ) -> None:
+        """Once the post is recorded (or the update stored), its note is gone with it."""
+        a, _ = ledgers
+        await a.claim_post("g", "w:1", LEASE_S)
+        await a.note_output("g", "post")
+        assert await record(a, "g", "w:1", ts="")
+        await a.note_output("g", "escalated:m1")
+        assert await a.update_post("g", fingerprints=["f1", "f2"], output="escalated:m1")
+        await a.note_output("g", "resolve")
+        assert await a.update_post("g", status="resolved", output="resolve")
+        assert await notes(clients[0], "g") == []
+
+    async def test_a_new_message_starts_without_notes(
+        self, clients: tuple[aioredis.Redis, aioredis.Redis], ledgers: tuple[Ledger, Ledger]
+    ) -> None:
+        """A group that fires again after it resolved gets a new message, whose resolve is
+        not held back by a note a crash left on the old one."""
+        a, _ = ledgers
+        await a.claim_post("g", "w:1", LEASE_S)
+        await record(a, "g", "w:1", ts="")
+        await a.update_post("g", status="resolved")
+        await a.note_output("g", "resolve")  # the process died before storing the resolve
+        assert await a.reopen("g", "w:1", LEASE_S)
+        assert await notes(clients[0], "g") == []
+
+    async def test_no_record_no_note(
+        self, clients: tuple[aioredis.Redis, aioredis.Redis], ledgers: tuple[Ledger, Ledger]
+    ) -> None:
+        """Without a record (expired) there is nothing to guard and no key is left behind."""
+        a, _ = ledgers
+        await a.note_output("gone", "resolve")
+        assert await clients[0].exists(post_key("gone")) == 0
 
 
 class TestResolveHold:

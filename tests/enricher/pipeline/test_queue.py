@@ -260,6 +260,71 @@ class TestCrashRecovery:
         assert await in_stream(client) == 1
 
 
+class TestWorkers:
+    async def test_each_worker_reads_its_own_leftovers_after_a_restart(
+        self, client: aioredis.Redis
+    ) -> None:
+        """Four workers die holding a job each; their restarted selves (same WORKER_ID),
+        reading all at once, each get back the one job they held, counted as a second try."""
+        process = await make_queue(client, "host")
+        held: list[Job] = []
+        for n in range(4):
+            await put(process, job(n))
+            [taken] = await process.worker(n).read()
+            held.append(taken)
+
+        restarted = await make_queue(client, "host")
+        got = await asyncio.gather(*(restarted.worker(n).read() for n in range(4)))
+
+        assert [[(j.id, j.attempts) for j in jobs] for jobs in got] == [
+            [(h.id, 2)] for h in held
+        ]
+        assert [restarted.worker(n).consumer for n in range(2)] == ["host-0", "host-1"]
+
+    async def test_new_jobs_go_to_one_worker_each(self, client: aioredis.Redis) -> None:
+        """Workers reading at once share the new jobs out: none is handed to two."""
+        process = await make_queue(client, "host")
+        for n in range(8):
+            await put(process, job(n))
+        got = await asyncio.gather(*(process.worker(n).read(count=2) for n in range(4)))
+        ids = [j.id for jobs in got for j in jobs]
+        assert len(ids) == len(set(ids)) == 8
+        assert {j.attempts for jobs in got for j in jobs} == {1}
+
+
+class TestTouch:
+    async def test_touched_job_is_not_taken_over(self, client: aioredis.Redis) -> None:
+        """A job its worker keeps touching never looks idle to another consumer, and the
+        touches do not count as attempts."""
+        worker = await make_queue(client, "host-0")
+        await put(worker, job())
+        [held] = await worker.read()
+        other = await make_queue(client, "other-0", claim_idle_ms=100)
+        for _ in range(4):
+            await asyncio.sleep(0.05)
+            assert await worker.touch(held)
+            assert await other.read() == []
+        await asyncio.sleep(0.15)  # no touch for longer than the idle time: taken over
+        [taken] = await other.read()
+        assert (taken.id, taken.attempts) == (held.id, 2)
+
+    async def test_touch_says_when_the_job_is_no_longer_held(
+        self, client: aioredis.Redis
+    ) -> None:
+        """After another consumer took the job, a touch does not take it back."""
+        worker = await make_queue(client, "host-0")
+        await put(worker, job())
+        [held] = await worker.read()
+        other = await make_queue(client, "other-0", claim_idle_ms=1)
+        await asyncio.sleep(0.01)
+        [taken] = await other.read()
+
+        assert not await worker.touch(held)
+        await other.ack(taken)
+        assert not await other.touch(taken)
+        assert await pending(client) == 0
+
+
 class TestRetryLater:
     async def test_delayed_job_returns_when_due(self, client: aioredis.Redis) -> None:
         """A job retried with a short delay is read again later as a new entry, attempt 2."""

@@ -12,6 +12,7 @@ import respx
 
 from enricher.errors import DeliveryFailed
 from enricher.slack.delivery import BotDelivery, ConsoleDelivery, PostRef, WebhookDelivery
+from enricher.slack.posting import Poster
 from enricher.slack.render import SlackMessage
 from tests.fakeslack import FakeSlack
 
@@ -149,6 +150,61 @@ class TestWebhookDelivery:
         finally:
             await hook.close()
         assert json.loads(route.calls[0].request.content) == MESSAGE.to_kwargs()
+
+
+class TestSentHook:
+    """Deliveries that cannot look up what they sent say when a message has left."""
+
+    async def test_webhook_calls_it_once_the_request_is_written(
+        self, fake_slack: FakeSlack
+    ) -> None:
+        """Slack has the request before it answers: the hook runs in between, once."""
+        fake_slack.set_latency(0.3)
+        answered_when_sent: list[int] = []
+
+        async def sent() -> None:
+            answered_when_sent.append(len(fake_slack.calls))
+
+        hook = WebhookDelivery(fake_slack.webhook_url)
+        try:
+            await hook.post("C1", MESSAGE, "m", on_sent=sent)
+        finally:
+            await hook.close()
+        assert answered_when_sent == [0]
+        assert [c.ok for c in fake_slack.calls_to("webhook.incoming")] == [True]
+
+    async def test_webhook_calls_it_whatever_the_answer(self, fake_slack: FakeSlack) -> None:
+        """A 500 comes after the request was written: the hook ran, and the failure is raised
+        for the caller to undo what the hook noted."""
+        fake_slack.fail_next(1, status=500, method="webhook.incoming")
+        calls: list[str] = []
+
+        async def sent() -> None:
+            calls.append("sent")
+
+        hook = WebhookDelivery(fake_slack.webhook_url)
+        try:
+            with pytest.raises(DeliveryFailed):
+                await hook.post("C1", MESSAGE, "m", on_sent=sent)
+        finally:
+            await hook.close()
+        assert calls == ["sent"]
+
+    async def test_console_calls_it_after_printing(self) -> None:
+        """The document is out (and shows its marker) when the hook runs, for a post and,
+        through the poster, for a thread reply."""
+        out = io.StringIO()
+        seen: list[str] = []
+
+        async def sent() -> None:
+            seen.append(out.getvalue())
+
+        console = Poster(ConsoleDelivery(out))
+        await console.post("C1", MESSAGE, "page-marker", since=None, on_sent=sent)
+        await console.reply_once(PostRef("C1", "1.1"), "resolved", "reply-marker", on_sent=sent)
+        assert len(seen) == 2
+        assert json.JSONDecoder().raw_decode(seen[0])[0]["marker"] == "page-marker"
+        assert '"marker": "reply-marker"' in seen[1]
 
 
 class TestConsoleDelivery:

@@ -1,0 +1,53 @@
+"""The worker pool on a real Redis with the real service: a job is worked on by one worker."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+from structlog.testing import capture_logs
+
+from enricher.app import create_app
+from enricher.index.embedding import Embedder
+from enricher.service import Services
+from scripts.chaos.observed import unfinished_jobs
+from scripts.chaos.workload import am_body, runbook_alerts
+from tests.conftest import wait_for
+from tests.fakeslack import FakeSlack
+from tests.helpers import AM_TOKEN, service_settings
+
+#: Far shorter than one (slowed) Slack call, so an untouched job in progress looks idle.
+CLAIM_IDLE_S = 0.3
+
+
+@pytest.fixture()
+def slow_slack_client(
+    tmp_path: Path, golden_index: Path, redis_url: str, fake_slack: FakeSlack, embedder: Embedder
+) -> Iterator[TestClient]:
+    fake_slack.set_latency(1.0)
+    settings = service_settings(tmp_path, golden_index, redis_url, None, workers=2,
+                                job_claim_idle_s=CLAIM_IDLE_S,
+                                slack_webhook_url=fake_slack.webhook_url)
+    with TestClient(create_app(Services.build(settings, embedder=embedder))) as client:
+        yield client
+
+
+class TestOneWorkerPerJob:
+    def test_a_job_held_longer_than_the_idle_time_is_not_taken_over(
+        self, slow_slack_client: TestClient, fake_slack: FakeSlack, redis_url: str
+    ) -> None:
+        """Slack takes a second to answer, more than JOB_CLAIM_IDLE_S: the worker keeps its
+        job touched, so the idle second worker does not take it as abandoned."""
+        service, name = runbook_alerts()[0]
+        body = am_body("{}:{pool=\"1\"}", name, service, 1, ["0001aa"], "firing")
+        with capture_logs() as logs:
+            response = slow_slack_client.post("/webhook/alertmanager", content=body,
+                                              headers={"Authorization": f"Bearer {AM_TOKEN}"})
+            assert response.json() == {"status": "queued"}
+            wait_for(lambda: unfinished_jobs(redis_url) == 0, timeout_s=30, what="the job")
+        worked = [(e["event"], e.get("outcome"), e.get("attempts")) for e in logs
+                  if e["event"] in ("job.done", "job.retry_later", "job.taken_over")]
+        assert worked == [("job.done", "posted", 1)]
+        assert len(fake_slack.calls_to("webhook.incoming")) == 1
