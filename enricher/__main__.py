@@ -1,4 +1,9 @@
-"""`python -m enricher`: serve the webhooks with uvicorn, settings from the environment."""
+"""`python -m enricher`: serve the webhooks with uvicorn, settings from the environment.
+
+Everything a setting can get wrong fails here, before anything serves or a worker starts,
+with exit status 2 and one sentence naming the setting and what to fix: the settings
+themselves (enricher.settings), then what `Services.build` checks.
+"""
 
 from __future__ import annotations
 
@@ -10,9 +15,7 @@ import structlog
 import uvicorn
 
 from enricher import logs
-from enricher.app import create_app
 from enricher.errors import ConfigError
-from enricher.service import Services
 from enricher.settings import load_settings
 
 log = structlog.get_logger("enricher")
@@ -27,6 +30,11 @@ def main() -> int:
     try:
         settings = load_settings()
         logs.configure(json=True, level=settings.log_level)
+        # Imported once the settings are known good: the service's modules
+        # take seconds to import (qdrant-client), and a typo should not wait for them.
+        from enricher.app import create_app
+        from enricher.service import Services
+
         services = Services.build(settings)
     except ConfigError as exc:
         log.error("startup.config_error", error=str(exc))

@@ -11,10 +11,12 @@ from typing import Annotated
 
 from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from redis.asyncio.connection import parse_url
 
 from enricher.errors import ConfigError
 
 CommaList = Annotated[tuple[str, ...], NoDecode]
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
 def split_commas(value: object) -> object:
@@ -59,6 +61,7 @@ class Settings(BaseSettings):
     # --- HTTP service ---
     host: str = "127.0.0.1"
     port: int = 8080
+    #: One of LOG_LEVELS, any case.
     log_level: str = "INFO"
     #: Largest body read whole (PagerDuty), and largest single alert or field of an
     #: Alertmanager body.
@@ -152,6 +155,31 @@ class Settings(BaseSettings):
     def _empty_secret_is_none(cls, value: object) -> object:
         return None if value == "" else value
 
+    @field_validator("port")
+    @classmethod
+    def _tcp_port(cls, value: int) -> int:
+        if not 1 <= value <= 65535:
+            raise ValueError("not a TCP port; set a number from 1 to 65535")
+        return value
+
+    @field_validator("log_level")
+    @classmethod
+    def _log_level(cls, value: str) -> str:
+        if value.upper() not in LOG_LEVELS:
+            raise ValueError(f"not a log level; set one of {', '.join(LOG_LEVELS)}")
+        return value.upper()
+
+    @field_validator("redis_url")
+    @classmethod
+    def _redis_url(cls, value: str) -> str:
+        try:
+            parse_url(value)  # what the service reads it with (redis.asyncio from_url)
+        except ValueError as exc:
+            raise ValueError(
+                f"not a Redis URL ({exc}); write it as redis://[:password@]host:port/db"
+            ) from None
+        return value
+
     @property
     def basic_users(self) -> dict[str, str]:
         pairs = (entry.partition(":") for entry in self.alertmanager_basic_auth)
@@ -177,11 +205,14 @@ def load_settings() -> Settings:
             value = error.get("input")
             secret = any(word in name for word in ("SECRET", "TOKEN", "AUTH", "KEY", "URL"))
             shown = "" if secret else f"={value!r}"
-            problems.append(f"{name}{shown[:60]}: {error['msg'].lower()}")
+            # Our validators' messages (ValueError) are written to be shown as they are.
+            cause = error.get("ctx", {}).get("error")
+            message = str(cause) if error["type"] == "value_error" else error["msg"].lower()
+            problems.append(f"{name}{shown[:60]}: {message}")
         raise ConfigError(
             "bad setting in the environment: " + "; ".join(problems)
             + " (see the settings table in README.md)"
         ) from None
 
 
-__all__ = ["CommaList", "Settings", "load_settings", "split_commas"]
+__all__ = ["LOG_LEVELS", "CommaList", "Settings", "load_settings", "split_commas"]
