@@ -76,6 +76,15 @@ class Settings(BaseSettings):
     #: Idle keep-alive connections are kept this long. Alertmanager's HTTP client keeps
     #: them 5 minutes and reuses them; closing first makes it log "Notify attempt failed".
     keep_alive_s: float = Field(default=330.0, gt=0)
+    #: A request's headers must be in within this long of its first byte (or of the
+    #: connection opening); a client that stalls gets 408 and is closed (enricher.serving).
+    header_timeout_s: float = Field(default=10.0, gt=0)
+    #: Its body within this long of its headers. Alertmanager gives up after about 10 s and
+    #: PagerDuty after 5 s, so no sender of ours is cut off.
+    body_timeout_s: float = Field(default=30.0, gt=0)
+    #: Open connections at most; past it a new one gets 503 (senders retry) and is closed
+    #: before anything is read. The open-files limit is raised to fit it at startup.
+    max_connections: int = Field(default=1000, ge=1)
     #: Accepted `Authorization: Bearer` tokens for /webhook/alertmanager (comma separated).
     alertmanager_bearer_tokens: CommaList = ()
     #: Accepted basic-auth credentials, `user:password` pairs, comma separated.

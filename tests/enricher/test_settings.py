@@ -3,8 +3,10 @@ sentence that names the setting and says what to fix, never a traceback."""
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,15 @@ from enricher.errors import ConfigError
 from enricher.settings import load_settings
 from scripts.chaos.harness import REPO, base_env
 from scripts.local_redis import free_port
+
+
+@pytest.fixture()
+def busy_port() -> Iterator[int]:
+    """A port another process listens on."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        yield int(sock.getsockname()[1])
 
 
 def start(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
@@ -53,8 +64,9 @@ class TestBadSettingsExitTwo:
             ({"PORT": "99999"}, "PORT='99999'", "from 1 to 65535"),
             ({"REDIS_URL": "notaurl"}, "REDIS_URL", "write it as redis://"),
             ({"QDRANT_PATH": "/proc/x"}, "QDRANT_PATH='/proc/x'", "directory this user can"),
+            ({"MAX_CONNECTIONS": str(10**9)}, "MAX_CONNECTIONS=", "lower MAX_CONNECTIONS"),
         ],
-        ids=["log-level", "port-range", "redis-url", "qdrant-path-proc"],
+        ids=["log-level", "port-range", "redis-url", "qdrant-path-proc", "max-connections"],
     )
     def test_one_sentence_names_the_setting(
         self, tmp_path: Path, env: dict[str, str], named: str, fix: str
@@ -68,6 +80,14 @@ class TestBadSettingsExitTwo:
         (tmp_path / "file").write_text("")
         last = sentence(start(tmp_path, QDRANT_PATH=str(tmp_path / "file" / "x")))
         assert "QDRANT_PATH=" in last and "Not a directory" in last
+
+    def test_port_in_use_fails_before_the_workers_start(
+        self, tmp_path: Path, busy_port: int
+    ) -> None:
+        """The listening socket is bound before the service is built, so a port in use is a
+        sentence, not a traceback from uvicorn after the workers started."""
+        last = sentence(start(tmp_path, PORT=str(busy_port)))
+        assert f"PORT={busy_port}" in last and "in use" in last
 
 
 class TestValidation:
