@@ -1,4 +1,10 @@
-"""`python -m enricher`: serve the webhooks with uvicorn, settings from the environment."""
+"""`python -m enricher`: serve the webhooks with uvicorn, settings from the environment.
+
+Everything a setting can get wrong fails here, before anything serves or a worker starts,
+with exit status 2 and one sentence naming the setting and what to fix: the settings
+themselves (enricher.settings), the listening address (enricher.serving.bind), then what
+`Services.build` checks.
+"""
 
 from __future__ import annotations
 
@@ -7,12 +13,9 @@ import sys
 from types import FrameType
 
 import structlog
-import uvicorn
 
-from enricher import logs
-from enricher.app import create_app
+from enricher import logs, serving
 from enricher.errors import ConfigError
-from enricher.service import Services
 from enricher.settings import load_settings
 
 log = structlog.get_logger("enricher")
@@ -27,6 +30,13 @@ def main() -> int:
     try:
         settings = load_settings()
         logs.configure(json=True, level=settings.log_level)
+        serving.fit_open_files(settings.max_connections)
+        sock = serving.bind(settings.host, settings.port)
+        # Imported once the settings and the address are known good: the service's modules
+        # take seconds to import (qdrant-client), and a typo should not wait for them.
+        from enricher.app import create_app
+        from enricher.service import Services
+
         services = Services.build(settings)
     except ConfigError as exc:
         log.error("startup.config_error", error=str(exc))
@@ -37,21 +47,7 @@ def main() -> int:
     signal.signal(signal.SIGTERM, _exit_after_drain)
     if settings.allow_unauthenticated:
         log.warning("startup.unauthenticated", detail="webhooks accept unauthenticated requests")
-    uvicorn.run(
-        create_app(services),
-        host=settings.host,
-        port=settings.port,
-        log_level=settings.log_level.lower(),
-        log_config=None,  # uvicorn's lines go through enricher.logs as JSON
-        access_log=False,
-        # Outlast the senders' idle connections (settings.keep_alive_s).
-        timeout_keep_alive=int(settings.keep_alive_s),
-        http="h11",
-        # Headers are read up to this size, so a large one gets the app's 431 (enricher.app)
-        # rather than h11's 400 and a connection reset while the client is still sending.
-        h11_max_incomplete_event_size=settings.max_body_bytes,
-        timeout_graceful_shutdown=15,
-    )
+    serving.server(create_app(services), settings).run(sockets=[sock])
     return 0
 
 

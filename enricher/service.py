@@ -7,6 +7,7 @@ what to fix); the app (enricher.app) holds the result for its lifetime.
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
 import threading
 import uuid
@@ -24,7 +25,7 @@ from redis.retry import Retry
 from enricher.errors import ConfigError
 from enricher.feedback.loop import FeedbackLoop
 from enricher.index import schema
-from enricher.index.connect import open_index
+from enricher.index.connect import open_index, shard_path
 from enricher.index.embedding import Embedder
 from enricher.index.engine import Index
 from enricher.metrics import Metrics
@@ -91,6 +92,8 @@ class Services:
         `delivery`, `embedder` and `index` can be handed in (tests, benchmarks) to reuse
         loaded parts or serve another engine.
         """
+        if index is None and settings.qdrant_url is None:
+            check_index_folder(settings)
         embedder = embedder or Embedder(settings)
         index = index or open_index(settings)
         if settings.runbook_roots:
@@ -220,6 +223,26 @@ class Services:
             "detail": f"{alive}/{started} running",
         }
         return checks
+
+
+def check_index_folder(settings: Settings) -> None:
+    """The embedded index's folder exists (made now if need be) and is writable; else a
+    ConfigError naming QDRANT_PATH. Made, not reasoned about: only mkdir knows that /proc
+    takes no new folder, even for root."""
+    folder = shard_path(settings)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(
+            f"QDRANT_PATH={str(settings.qdrant_path)!r}: cannot make the index folder {folder} "
+            f"({exc.strerror}); set QDRANT_PATH to a directory this user can write"
+        ) from None
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ConfigError(
+            f"QDRANT_PATH={str(settings.qdrant_path)!r}: the index folder {folder} is not "
+            "writable by this user; fix its owner or set QDRANT_PATH to a directory this "
+            "user can write"
+        )
 
 
 def _background_sync(

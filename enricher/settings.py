@@ -11,10 +11,12 @@ from typing import Annotated
 
 from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from redis.asyncio.connection import parse_url
 
 from enricher.errors import ConfigError
 
 CommaList = Annotated[tuple[str, ...], NoDecode]
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
 def split_commas(value: object) -> object:
@@ -61,6 +63,7 @@ class Settings(BaseSettings):
     # --- HTTP service ---
     host: str = "127.0.0.1"
     port: int = 8080
+    #: One of LOG_LEVELS, any case.
     log_level: str = "INFO"
     #: Largest body read whole (PagerDuty), and largest single alert or field of an
     #: Alertmanager body.
@@ -75,6 +78,15 @@ class Settings(BaseSettings):
     #: Idle keep-alive connections are kept this long. Alertmanager's HTTP client keeps
     #: them 5 minutes and reuses them; closing first makes it log "Notify attempt failed".
     keep_alive_s: float = Field(default=330.0, gt=0)
+    #: A request's headers must be in within this long of its first byte (or of the
+    #: connection opening); a client that stalls gets 408 and is closed (enricher.serving).
+    header_timeout_s: float = Field(default=10.0, gt=0)
+    #: Its body within this long of its headers. Alertmanager gives up after about 10 s and
+    #: PagerDuty after 5 s, so no sender of ours is cut off.
+    body_timeout_s: float = Field(default=30.0, gt=0)
+    #: Open connections at most; past it a new one gets 503 (senders retry) and is closed
+    #: before anything is read. The open-files limit is raised to fit it at startup.
+    max_connections: int = Field(default=1000, ge=1)
     #: Accepted `Authorization: Bearer` tokens for /webhook/alertmanager (comma separated).
     alertmanager_bearer_tokens: CommaList = ()
     #: Accepted basic-auth credentials, `user:password` pairs, comma separated.
@@ -154,6 +166,31 @@ class Settings(BaseSettings):
     def _empty_secret_is_none(cls, value: object) -> object:
         return None if value == "" else value
 
+    @field_validator("port")
+    @classmethod
+    def _tcp_port(cls, value: int) -> int:
+        if not 1 <= value <= 65535:
+            raise ValueError("not a TCP port; set a number from 1 to 65535")
+        return value
+
+    @field_validator("log_level")
+    @classmethod
+    def _log_level(cls, value: str) -> str:
+        if value.upper() not in LOG_LEVELS:
+            raise ValueError(f"not a log level; set one of {', '.join(LOG_LEVELS)}")
+        return value.upper()
+
+    @field_validator("redis_url")
+    @classmethod
+    def _redis_url(cls, value: str) -> str:
+        try:
+            parse_url(value)  # what the service reads it with (redis.asyncio from_url)
+        except ValueError as exc:
+            raise ValueError(
+                f"not a Redis URL ({exc}); write it as redis://[:password@]host:port/db"
+            ) from None
+        return value
+
     @property
     def basic_users(self) -> dict[str, str]:
         pairs = (entry.partition(":") for entry in self.alertmanager_basic_auth)
@@ -179,11 +216,14 @@ def load_settings() -> Settings:
             value = error.get("input")
             secret = any(word in name for word in ("SECRET", "TOKEN", "AUTH", "KEY", "URL"))
             shown = "" if secret else f"={value!r}"
-            problems.append(f"{name}{shown[:60]}: {error['msg'].lower()}")
+            # Our validators' messages (ValueError) are written to be shown as they are.
+            cause = error.get("ctx", {}).get("error")
+            message = str(cause) if error["type"] == "value_error" else error["msg"].lower()
+            problems.append(f"{name}{shown[:60]}: {message}")
         raise ConfigError(
             "bad setting in the environment: " + "; ".join(problems)
             + " (see the settings table in README.md)"
         ) from None
 
 
-__all__ = ["CommaList", "Settings", "load_settings", "split_commas"]
+__all__ = ["LOG_LEVELS", "CommaList", "Settings", "load_settings", "split_commas"]

@@ -4,6 +4,10 @@ Self-contained: its own redis-server, an embedded Qdrant copy of the sample runb
 service under uvicorn on a free port with webhook auth on, and Slack in console mode. For
 each sample it prints the search result JSON (what `python -m enricher.search` shows) and
 the Slack message the service posted.
+
+The samples carry fixed times; each is sent with them moved to the moment it is sent
+(`stamped`), so the demo means the same on any date: a PagerDuty event older than 48 h
+would be ignored as a replay, and an alert's age is shown on its page.
 """
 
 from __future__ import annotations
@@ -18,12 +22,13 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import httpx
-import uvicorn
 
-from enricher import logs
+from enricher import logs, serving
 from enricher.app import create_app
 from enricher.index.connect import open_index
 from enricher.index.embedding import Embedder
@@ -33,12 +38,43 @@ from enricher.slack.delivery import ConsoleDelivery
 from enricher.sources import Ignored, parse_body
 from ingest.cache import EmbeddingCache, connect
 from ingest.sync import Syncer, SyncOptions
-from scripts.local_redis import RedisServer, free_port
+from scripts.local_redis import RedisServer
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "golden" / "samples"
 TOKEN = "demo-token"
 SECRET = "demo-pagerduty-secret"
+#: The sample fields that hold a time (Alertmanager's and PagerDuty's).
+TIME_FIELDS = frozenset({"startsAt", "endsAt", "occurred_at", "created_at"})
+#: Alertmanager's "no end yet" on a firing alert: not a time to move.
+NO_END = "0001-01-01T00:00:00Z"
+
+
+def _times(node: Any) -> Iterator[tuple[dict[str, Any], str]]:
+    """(object, key) of every time field in a JSON document."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key in TIME_FIELDS and isinstance(value, str) and value != NO_END:
+                yield node, key
+            else:
+                yield from _times(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _times(item)
+
+
+def stamped(body: bytes, now: datetime) -> bytes:
+    """`body` as if sent at `now`: every time in it moved by the same amount, the latest
+    to `now`, so the gaps between them (alerts starting 30 s apart) stay as written."""
+    doc = json.loads(body)
+    fields = list(_times(doc))
+    if not fields:
+        return body
+    latest = max(datetime.fromisoformat(obj[key]) for obj, key in fields)
+    for obj, key in fields:
+        moved = datetime.fromisoformat(obj[key]) + (now - latest)
+        obj[key] = moved.isoformat().replace("+00:00", "Z")
+    return json.dumps(doc, indent=2).encode()
 
 
 def wait_for_messages(
@@ -73,14 +109,14 @@ def index_samples(settings: Settings, embedder: Embedder) -> None:
 
 
 @contextmanager
-def serving(services: Services) -> Iterator[int]:
-    port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(services), host="127.0.0.1", port=port, log_level="warning")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
+def serving_on_free_port(services: Services) -> Iterator[int]:
+    """The service's app served as `python -m enricher` serves it, on a free local port."""
+    sock = serving.bind("127.0.0.1", 0)
+    port = int(sock.getsockname()[1])
+    server = serving.server(create_app(services), services.settings)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
-    while not server.started:
+    while not server.started and thread.is_alive():
         time.sleep(0.05)
     try:
         yield port
@@ -89,20 +125,19 @@ def serving(services: Services) -> Iterator[int]:
         thread.join(timeout=30)
 
 
-def send(sample: Path, port: int) -> None:
-    body = sample.read_bytes()
-    if sample.name.startswith("pagerduty"):
+def send(name: str, body: bytes, port: int) -> None:
+    if name.startswith("pagerduty"):
         sig = "v1=" + hmac.new(SECRET.encode(), body, hashlib.sha256).hexdigest()
         url, headers = "/webhook/pagerduty", {"X-PagerDuty-Signature": sig}
     else:
         url, headers = "/webhook/alertmanager", {"Authorization": f"Bearer {TOKEN}"}
     response = httpx.post(f"http://127.0.0.1:{port}{url}", content=body, headers=headers)
     print("=" * 100)
-    print(f"{sample.name}: POST {url} -> {response.status_code} {response.text}")
+    print(f"{name}: POST {url} -> {response.status_code} {response.text}")
 
 
-def show_search(sample: Path, services: Services) -> None:
-    parsed = parse_body(sample.read_bytes())
+def show_search(sample: Path, body: bytes, services: Services) -> None:
+    parsed = parse_body(body)
     if isinstance(parsed, Ignored):
         return
     result = services.searcher.search(parsed.alert).to_json()
@@ -128,15 +163,17 @@ def main() -> int:
                 alertmanager_bearer_tokens=(TOKEN,),
                 pagerduty_signing_secrets=(SECRET,),
                 workers=1,
+                log_level="WARNING",
             )
             embedder = Embedder(settings)
             index_samples(settings, embedder)
             out = io.StringIO()
             services = Services.build(settings, delivery=ConsoleDelivery(out), embedder=embedder)
-            with serving(services) as port:
+            with serving_on_free_port(services) as port:
                 for posted, sample in enumerate(sorted(SAMPLES.glob("*.json")), start=1):
-                    send(sample, port)
-                    show_search(sample, services)
+                    body = stamped(sample.read_bytes(), datetime.now(UTC))
+                    send(sample.name, body, port)
+                    show_search(sample, body, services)
                     message = wait_for_messages(out, posted)[-1]
                     print("\nSlack message the service posted (console mode):")
                     print(json.dumps(message, indent=2, ensure_ascii=False))

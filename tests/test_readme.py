@@ -10,8 +10,17 @@ from pathlib import Path
 import pytest
 import yaml
 
+from enricher.settings import Settings
+
 README = Path(__file__).resolve().parent.parent / "README.md"
 RULES = Path(__file__).resolve().parent.parent / "docs" / "enricher-alerts.yml"
+
+
+def settings_table() -> set[str]:
+    """The variables named in the first column of the README's settings table."""
+    section = README.read_text().split("## Settings", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| `")]
+    return {name for row in rows for name in re.findall(r"`([A-Z0-9_]+)`", row.split("|")[1])}
 
 
 def alertmanager_config() -> str:
@@ -41,3 +50,8 @@ class TestReadme:
         rules = yaml.safe_load(RULES.read_text())["groups"][0]["rules"]
         exprs = [r["expr"] for r in rules]
         assert any("rbe_webhooks_rejected_total" in e for e in exprs)
+
+    def test_every_setting_is_in_the_settings_table(self) -> None:
+        """A setting the README does not list is one nobody can find."""
+        missing = [f.upper() for f in Settings.model_fields if f.upper() not in settings_table()]
+        assert missing == []

@@ -1,0 +1,221 @@
+"""How the service listens: its socket, bound before anything starts, and uvicorn set up with
+the read deadlines and the connection cap uvicorn does not have.
+
+uvicorn's h11 server times out an idle keep-alive connection, but nothing while a request is
+arriving: a client that opens a connection and stalls, or sends half its headers, or headers
+and part of a body, holds that connection and a file descriptor for ever (321 such clients
+held 341 open files for 151 s, issue 18). Its `limit_concurrency` counts connections only
+once a request's headers are complete, so it never sees those clients either.
+`DeadlineProtocol` adds, per connection:
+
+- headers complete within HEADER_TIMEOUT_S of the request's first byte (of the connection
+  opening, for the first request), else 408 and close;
+- the body complete within BODY_TIMEOUT_S of the headers, else 408 (or, when the app has
+  already answered, just the close); the app sees a client disconnect;
+- at most MAX_CONNECTIONS open: past it a new connection is answered 503 (Alertmanager and
+  PagerDuty retry a 5xx) and closed before anything is read.
+
+Both are deadlines, not idle timers, so a client trickling a byte a second is cut off too.
+The time between requests on a kept-alive connection stays uvicorn's (KEEP_ALIVE_S).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import resource
+import socket
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+import h11
+import structlog
+import uvicorn
+from starlette.types import ASGIApp
+from uvicorn.config import Config
+from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.server import ServerState
+
+from enricher.errors import ConfigError
+from enricher.settings import Settings
+
+log = structlog.get_logger(__name__)
+
+Phase = Literal["headers", "body"]
+#: Open files the process needs besides its connections: Redis pools, the shard's files,
+#: the models, the log streams, with room to spare.
+SPARE_FILES = 256
+#: Graceful shutdown waits this long for requests in flight.
+SHUTDOWN_GRACE_S = 15
+
+
+@dataclass(frozen=True)
+class Limits:
+    header_timeout_s: float
+    body_timeout_s: float
+    max_connections: int
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Limits:
+        return cls(settings.header_timeout_s, settings.body_timeout_s, settings.max_connections)
+
+
+def _plain(status: str, text: str, *extra: str) -> bytes:
+    """A whole HTTP/1.1 response that closes the connection, written without h11: at these
+    points h11 may not be in a state to send one (no request has been read)."""
+    body = text.encode()
+    head = [f"HTTP/1.1 {status}", "content-type: text/plain; charset=utf-8",
+            f"content-length: {len(body)}", "connection: close", *extra]
+    return ("\r\n".join(head) + "\r\n\r\n").encode() + body
+
+
+class DeadlineProtocol(H11Protocol):
+    """uvicorn's h11 protocol with the deadlines and the cap of the module docstring."""
+
+    limits: ClassVar[Limits]
+
+    def __init__(
+        self,
+        config: Config,
+        server_state: ServerState,
+        app_state: dict[str, Any],
+        _loop: asyncio.AbstractEventLoop | None = None,
+    ) -> None:
+        super().__init__(config, server_state, app_state, _loop)
+        self._deadline: asyncio.TimerHandle | None = None
+        self._phase: Phase | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        if len(self.connections) > self.limits.max_connections:
+            log.warning(
+                "http.connection_refused",
+                limit=self.limits.max_connections,
+                client=self.client[0] if self.client else None,
+                fix="raise MAX_CONNECTIONS if these are real senders",
+            )
+            self.transport.write(
+                _plain("503 Service Unavailable", "too many connections", "retry-after: 1")
+            )
+            self.transport.close()
+            return
+        self._arm("headers")
+
+    def data_received(self, data: bytes) -> None:
+        if self._phase is None and self.conn.their_state is h11.IDLE:
+            self._arm("headers")  # the first byte of the next request on a kept-alive connection
+        super().data_received(data)
+        self._follow()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def _follow(self) -> None:
+        """Move the deadline along with the request: headers, then body, then none."""
+        state = self.conn.their_state
+        if state is h11.SEND_BODY:
+            if self._phase != "body":
+                self._arm("body")
+        elif state is not h11.IDLE or self._phase == "body":
+            # Request read (or a new cycle began after it): nothing more to wait for.
+            self._disarm()
+
+    def _arm(self, phase: Phase) -> None:
+        self._disarm()
+        limit = self.limits.header_timeout_s if phase == "headers" else self.limits.body_timeout_s
+        self._phase = phase
+        self._deadline = self.loop.call_later(limit, self._expire, phase, limit)
+
+    def _disarm(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+        self._deadline, self._phase = None, None
+
+    def _expire(self, phase: Phase, limit: float) -> None:
+        self._deadline, self._phase = None, None
+        if self.transport.is_closing():
+            return
+        where = {"path": self.scope["path"]} if phase == "body" else {}
+        log.warning(
+            "http.read_timeout",
+            phase=phase,
+            timeout_s=limit,
+            client=self.client[0] if self.client else None,
+            **where,
+        )
+        answered = phase == "body" and self.cycle is not None and self.cycle.response_started
+        if not answered:
+            self.transport.write(
+                _plain("408 Request Timeout", f"request {phase} not received within {limit:g} s")
+            )
+        self.transport.close()
+
+
+def protocol_for(limits: Limits) -> type[DeadlineProtocol]:
+    """A `DeadlineProtocol` class bound to `limits` (uvicorn builds one per connection)."""
+    return type("BoundDeadlineProtocol", (DeadlineProtocol,), {"limits": limits})
+
+
+def fit_open_files(max_connections: int) -> None:
+    """Raise the soft open-files limit to fit MAX_CONNECTIONS and SPARE_FILES (ConfigError
+    when the hard limit is lower): a cap the process cannot reach protects nothing, and
+    running out of descriptors would fail Redis calls, not only new connections."""
+    need = max_connections + SPARE_FILES
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft < need:
+        if hard != resource.RLIM_INFINITY and hard < need:
+            raise ConfigError(
+                f"MAX_CONNECTIONS={max_connections} needs about {need} open files but the "
+                f"process may open {hard} (ulimit -Hn): lower MAX_CONNECTIONS to at most "
+                f"{max(1, hard - SPARE_FILES)} or raise the limit"
+            )
+        resource.setrlimit(resource.RLIMIT_NOFILE, (need, hard))
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """The listening address, bound now (not yet listening: until the server is up, a
+    client is refused rather than left waiting), so a bad HOST or PORT, or a port in use,
+    is a ConfigError before any model is loaded or worker started."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+    except socket.gaierror as exc:
+        raise ConfigError(
+            f"HOST={host!r} is not an address of this machine ({exc.strerror}): set HOST to "
+            "an IP address or host name to listen on, such as 0.0.0.0 or 127.0.0.1"
+        ) from None
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        raise ConfigError(
+            f"cannot listen on HOST={host!r} PORT={port} ({exc.strerror}): stop what holds "
+            "the port or set PORT to a free one, and HOST to an address of this machine"
+        ) from None
+    return sock
+
+
+def server(app: ASGIApp, settings: Settings) -> uvicorn.Server:
+    """uvicorn serving `app` with the service's limits; run it with `.run(sockets=[bind(...)])`."""
+    return uvicorn.Server(
+        uvicorn.Config(
+            app,
+            log_level=settings.log_level.lower(),
+            log_config=None,  # uvicorn's lines go through enricher.logs
+            access_log=False,
+            # Outlast the senders' idle connections (settings.keep_alive_s).
+            timeout_keep_alive=int(settings.keep_alive_s),
+            http=protocol_for(Limits.from_settings(settings)),
+            # Headers are read up to this size, so a large one gets the app's 431
+            # (enricher.app) rather than h11's 400 and a connection reset while the client
+            # is still sending; HEADER_TIMEOUT_S bounds how long that may take.
+            h11_max_incomplete_event_size=settings.max_body_bytes,
+            timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
+        )
+    )
+
+
+__all__ = ["DeadlineProtocol", "Limits", "bind", "fit_open_files", "protocol_for", "server"]
