@@ -42,6 +42,8 @@ SLOW_S = 10.0
 HANG_S = 120.0
 #: What uvicorn logs when a request raises out of the app (a traceback).
 ASGI_ERROR = "Exception in ASGI application"
+#: A progress line this often, so a run cut short still says what it saw.
+PROGRESS_S = 60.0
 ENDPOINTS = {"alertmanager": "/webhook/alertmanager", "pagerduty": "/webhook/pagerduty"}
 
 
@@ -138,9 +140,13 @@ def run_batch(
 
 def fuzz(enricher: Enricher, seconds: float, first_seed: int, examples: int, tally: Tally) -> None:
     deadline = time.monotonic() + seconds
+    said = time.monotonic()
     with httpx.Client(base_url=enricher.url, timeout=HANG_S) as client:
         batch_seed = first_seed
         while time.monotonic() < deadline:
+            if time.monotonic() - said >= PROGRESS_S:
+                said = time.monotonic()
+                say(f"{tally.sent} bodies, last batch seed {batch_seed - 1}: {counts(tally)}")
             try:
                 run_batch(client, batch_seed, examples, deadline, tally)
             except Exception as exc:  # a 5xx, a dead service: report the batch and stop
@@ -194,16 +200,20 @@ def run(seconds: float, first_seed: int, examples: int, work: Path) -> Tally:
         redis_server.stop()
 
 
+def counts(tally: Tally) -> str:
+    """`alertmanager 202=… 400=… · pagerduty …`"""
+    return " · ".join(
+        f"{name} " + " ".join(f"{code}={n}" for code, n in sorted(by_status.items()))
+        for name, by_status in tally.statuses.items()
+    )
+
+
 def summary(tally: Tally, seconds: float, first_seed: int) -> str:
     """The last line of a run: counts per endpoint and status, and what the workers did."""
-    per_endpoint = " · ".join(
-        f"{name} " + " ".join(f"{code}={n}" for code, n in sorted(counts.items()))
-        for name, counts in tally.statuses.items()
-    )
     workers = tally.workers
     return (
         f"fuzz: {tally.sent} bodies in {seconds:.0f} s, seeds {first_seed}.."
-        f"{first_seed + max(tally.batches - 1, 0)}: {per_endpoint}; "
+        f"{first_seed + max(tally.batches - 1, 0)}: {counts(tally)}; "
         f"{tally.server_errors} answered 5xx, {tally.slow} slower than {SLOW_S:.0f} s "
         f"(slowest {tally.slowest_s:.2f} s); workers: {tally.queued} queued, "
         f"{workers['job.done']} done, {workers['job.crashed']} crashed, "
