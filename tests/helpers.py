@@ -7,15 +7,21 @@ import hashlib
 import hmac
 import json
 import shutil
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+
+import uvicorn
 
 from enricher.alert import Alert
 from enricher.feedback.store import Vote
 from enricher.settings import Settings
 from enricher.slack.buttons import Verdict
-from tests.conftest import MODELS_DIR
+from scripts.local_redis import free_port
+from tests.conftest import MODELS_DIR, wait_for
 from tests.fakeslack import FakeSlack
 
 AM_TOKEN = "am-secret-token"
@@ -171,3 +177,20 @@ def make_vote(
         ts=ts,
         alert=alert,
     )
+
+
+@contextmanager
+def served_in_thread(app: Any, **options: Any) -> Iterator[int]:
+    """`app` under a real uvicorn on a free 127.0.0.1 port, in a thread; yields the port.
+    `options` go to uvicorn.Config (http="h11", lifespan="on" ...)."""
+    port = free_port()
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", **options)
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    wait_for(lambda: server.started, what="uvicorn to start")
+    try:
+        yield port
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)

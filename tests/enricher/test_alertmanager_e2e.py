@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -16,7 +15,6 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 
 from enricher.app import create_app
 from enricher.index.embedding import Embedder
@@ -24,7 +22,7 @@ from enricher.service import Services
 from scripts.local_redis import free_port
 from tests.conftest import wait_for
 from tests.fakeslack import FakeSlack
-from tests.helpers import AM_TOKEN, CHANNEL, service_settings
+from tests.helpers import AM_TOKEN, CHANNEL, served_in_thread, service_settings
 
 CONFIG = """
 route:
@@ -50,21 +48,9 @@ def app_port(
     tmp_path: Path, golden_index: Path, redis_url: str, fake_slack: FakeSlack, embedder: Embedder
 ) -> Iterator[int]:
     settings = service_settings(tmp_path, golden_index, redis_url, fake_slack)
-    port = free_port()
-    config = uvicorn.Config(
-        create_app(Services.build(settings, embedder=embedder)),
-        host="127.0.0.1",
-        port=port,
-        log_level="warning",
-        lifespan="on",
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    wait_for(lambda: server.started, what="uvicorn to start")
-    yield port
-    server.should_exit = True
-    thread.join(timeout=30)
+    app = create_app(Services.build(settings, embedder=embedder))
+    with served_in_thread(app, lifespan="on") as port:
+        yield port
 
 
 @pytest.fixture()

@@ -5,13 +5,11 @@ from __future__ import annotations
 import base64
 import logging
 import socket
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-import uvicorn
 from starlette.testclient import TestClient
 from structlog.testing import capture_logs
 
@@ -19,7 +17,6 @@ from enricher.app import create_app
 from enricher.errors import ConfigError
 from enricher.index.embedding import Embedder
 from enricher.service import Services
-from scripts.local_redis import free_port
 from tests.conftest import wait_for
 from tests.fakeslack import FakeSlack
 from tests.helpers import (
@@ -29,6 +26,7 @@ from tests.helpers import (
     am_body,
     dumps,
     pd_body,
+    served_in_thread,
     service_settings,
     sign,
 )
@@ -337,21 +335,9 @@ def served(
 ) -> Iterator[int]:
     """The app under uvicorn on a free port (a disconnect needs a real socket)."""
     settings = service_settings(tmp_path, golden_index, redis_url, fake_slack)
-    port = free_port()
-    config = uvicorn.Config(
-        create_app(Services.build(settings, embedder=embedder)),
-        host="127.0.0.1",
-        port=port,
-        log_level="warning",
-        http="h11",
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    wait_for(lambda: server.started, what="uvicorn to start")
-    yield port
-    server.should_exit = True
-    thread.join(timeout=30)
+    app = create_app(Services.build(settings, embedder=embedder))
+    with served_in_thread(app, http="h11") as port:
+        yield port
 
 
 def _send_half_and_hang_up(port: int, path: str, headers: dict[str, str]) -> None:
