@@ -16,7 +16,7 @@ from typing import Literal, TextIO, get_args
 
 import httpx
 
-from scripts.local_redis import free_port
+from scripts.local_redis import RedisServer, free_port
 
 REPO = Path(__file__).resolve().parents[2]
 RUNBOOKS = REPO / "golden" / "runbooks"
@@ -160,6 +160,18 @@ class Enricher:
 
 DeliveryMode = Literal["bot", "webhook", "console"]
 DELIVERY_MODES: tuple[DeliveryMode, ...] = get_args(DeliveryMode)
+
+
+def stop_all(
+    enricher: Enricher | None, slack: subprocess.Popen[bytes] | None, redis: RedisServer
+) -> None:
+    """Stop what a run started, the enricher first, whatever it got to."""
+    if enricher is not None:
+        enricher.stop()
+    if slack is not None:
+        slack.terminate()
+        slack.wait()
+    redis.stop()
 
 
 def webhook_url(slack_url: str) -> str:

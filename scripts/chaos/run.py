@@ -19,6 +19,7 @@ from scripts.chaos.harness import (
     index_runbooks,
     say,
     start_fake_slack,
+    stop_all,
 )
 from scripts.chaos.observed import drain, slack_calls, unfinished_jobs
 from scripts.chaos.report import tally
@@ -68,12 +69,7 @@ def run(args: Args, work: Path) -> dict[str, Any]:
         say(f"enricher up on {enricher.url} ({args.delivery}); sending {args.alerts} webhooks")
         return burst_and_count(args, rng, enricher, slack_url, redis_url)
     finally:
-        if enricher is not None:
-            enricher.stop()
-        if slack_proc is not None:
-            slack_proc.terminate()
-            slack_proc.wait()
-        redis_server.stop()
+        stop_all(enricher, slack_proc, redis_server)
 
 
 def burst_and_count(

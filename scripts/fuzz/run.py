@@ -25,6 +25,7 @@ from scripts.chaos.harness import (
     index_runbooks,
     say,
     start_fake_slack,
+    stop_all,
     wait_until,
 )
 from scripts.chaos.observed import log_events, unfinished_jobs
@@ -192,12 +193,7 @@ def run(seconds: float, first_seed: int, examples: int, work: Path) -> Tally:
         check_workers(enricher, redis_server.url, work / "enricher.log", tally)
         return tally
     finally:
-        if enricher is not None:
-            enricher.stop()
-        if slack_proc is not None:
-            slack_proc.terminate()
-            slack_proc.wait()
-        redis_server.stop()
+        stop_all(enricher, slack_proc, redis_server)
 
 
 def counts(tally: Tally) -> str:
