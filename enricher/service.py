@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import Any, Protocol, cast
 
+import redis
 import redis.asyncio as aioredis
 import structlog
 from redis.backoff import NoBackoff
@@ -142,7 +143,12 @@ class Services:
             consumer=worker_id,
             claim_idle_ms=int(settings.job_claim_idle_s * 1000),
         )
-        ledger = Ledger(redis_client, dedup_ttl_s=settings.dedup_ttl_s)
+        # Output notes go through a synchronous connection: written before anything else
+        # runs (enricher.pipeline.ledger, the crash window of deliveries without lookups).
+        notes = redis.Redis.from_url(
+            settings.redis_url, socket_timeout=1, socket_connect_timeout=1
+        )
+        ledger = Ledger(redis_client, dedup_ttl_s=settings.dedup_ttl_s, notes=notes)
         pool = Pool(
             queue=queue,
             ledger=ledger,
@@ -186,6 +192,7 @@ class Services:
         await self.feedback.stop()
         await self.processor.poster.close()
         await self.redis.aclose()
+        self.pool.ledger.close()
         await asyncio.to_thread(self.index.close)
         log.info("service.stopped")
 
