@@ -4,9 +4,9 @@ The title is the runbook's name; Page Properties rows and labels are its front m
 version number is its revision and the version's date its `last_updated` (unless a
 "Last reviewed" property says otherwise); the page's web link is its URL.
 
-`doc_hash` is made from the page id and version alone, so a listing (which carries no body)
-tells whether the indexed copy is current: Confluence saves a new version for every edit of
-the title or body.
+`doc_hash` is made from the page's space, id and version alone, so a listing (which carries
+no body) tells whether the indexed copy is current: Confluence saves a new version for every
+edit of the title or body.
 """
 
 from __future__ import annotations
@@ -44,8 +44,8 @@ def page_doc_id(source: str, page_id: str) -> str:
     return f"{source}:{page_id}"
 
 
-def page_hash(source: str, page_id: str, version: int) -> str:
-    recipe = f"{PAGE_HASH_VERSION}|{CONVERTER_VERSION}|{source}|{page_id}|{version}"
+def page_hash(source: str, space: str, page_id: str, version: int) -> str:
+    recipe = f"{PAGE_HASH_VERSION}|{CONVERTER_VERSION}|{source}|{space}|{page_id}|{version}"
     return hashlib.sha256(recipe.encode()).hexdigest()
 
 
@@ -86,7 +86,7 @@ def page_document(
         last_updated=last_updated,
         revision=str(page.version),
         body=converted.markdown,
-        doc_hash=page_hash(source, page.id, page.version),
+        doc_hash=page_hash(source, page.space, page.id, page.version),
         url=page.url,
     )
 

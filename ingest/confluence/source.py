@@ -67,7 +67,7 @@ class ConfluenceSource:
             counts = {"listed": len(refs), "unchanged": 0, "read": 0, "skipped": 0}
             for ref in refs:
                 doc_id = page_doc_id(self.name, ref.id)
-                if current(doc_id, page_hash(self.name, ref.id, ref.version)):
+                if current(doc_id, page_hash(self.name, space, ref.id, ref.version)):
                     kept.append(doc_id)
                     counts["unchanged"] += 1
                 elif self._skipped.get(ref.id) == ref.version:
