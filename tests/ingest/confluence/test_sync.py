@@ -157,6 +157,22 @@ class TestFirstSync:
             ("OPS", 2, 1), ("SRE", 1, 0)
         ]
 
+    def test_without_a_label_every_page_of_the_spaces_is_in_scope(
+        self, index: Index, settings: Settings, embedder: Embedder, deployment: str,
+        router: respx.MockRouter, waits: list[float],
+    ) -> None:
+        """No CONFLUENCE_LABEL: the space listing itself (Cloud: /spaces/{id}/pages, Data
+        Center: CQL without a label) names the scope, unlabelled pages included."""
+        unlabelled = confluence_settings(settings, deployment).model_dump()
+        unlabelled["confluence_label"] = None
+        made = from_settings(Settings.model_validate(unlabelled), sleep=waits.append)
+        assert made is not None
+        report = run(index, settings, embedder, made)
+        assert report.indexed_docs == 4
+        assert f"{made.name}:1003" in payloads(index)
+        assert calls(router)["listing"] == 3
+        assert calls(router).get("label_listing", 0) == 0
+
     def test_listings_follow_pagination(
         self, index: Index, settings: Settings, embedder: Embedder, source: ConfluenceSource,
         router: respx.MockRouter, site: FakeSite, deployment: str,
