@@ -15,7 +15,7 @@ from pydantic import Field
 from ingest.confluence.errors import ConfluenceError
 from ingest.confluence.http import ConfluenceHttp
 from ingest.confluence.page import Page, PageRef
-from ingest.confluence.shapes import ApiModel, Body, Labels, Links, make_page, results
+from ingest.confluence.shapes import ApiModel, Body, Labels, Links, make_page, parse, results
 
 LISTING_LIMIT = 250
 
@@ -70,7 +70,7 @@ class CloudSite:
         refs: list[PageRef] = []
         for body in self.http.pages(path, {**params, "limit": str(LISTING_LIMIT)}):
             for item in results(body):
-                summary = _Summary.model_validate(item)
+                summary = parse(_Summary, item)
                 refs.append(PageRef(summary.id, space, summary.version.number))
         return refs
 
@@ -82,7 +82,7 @@ class CloudSite:
         )
         if body is None:
             return None
-        page = _Page.model_validate(body)
+        page = parse(_Page, body)
         version = (page.version.number, page.version.created_at)
         return make_page(ref, self.http.base_url, page.title, version, page.labels, page.body,
                          page.links)
@@ -93,7 +93,7 @@ class CloudSite:
             body = self.http.get_json(
                 "api/v2/spaces", {"keys": ",".join(self._spaces), "limit": str(LISTING_LIMIT)}
             )
-            found = [_Space.model_validate(item) for item in results(body or {})]
+            found = [parse(_Space, item) for item in results(body or {})]
             self._space_ids.update({item.key: item.id for item in found})
         if space not in self._space_ids:
             raise ConfluenceError(
@@ -107,7 +107,7 @@ class CloudSite:
         body = self.http.get_json("rest/api/label", {"name": str(self._label)}, missing_ok=True)
         if body is None:
             return None
-        self._label_id = _LabelDetails.model_validate(body).label.id
+        self._label_id = parse(_LabelDetails, body).label.id
         return self._label_id
 
 

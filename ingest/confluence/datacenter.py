@@ -13,7 +13,7 @@ from pydantic import Field
 
 from ingest.confluence.http import ConfluenceHttp
 from ingest.confluence.page import Page, PageRef
-from ingest.confluence.shapes import ApiModel, Body, Labels, Links, make_page, results
+from ingest.confluence.shapes import ApiModel, Body, Labels, Links, make_page, parse, results
 
 LISTING_LIMIT = 200
 
@@ -52,7 +52,7 @@ class DataCenterSite:
         refs: list[PageRef] = []
         for body in self.http.pages("rest/api/content/search", params):
             for item in results(body):
-                content = _Content.model_validate(item)
+                content = parse(_Content, item)
                 refs.append(PageRef(content.id, space, content.version.number))
         return refs
 
@@ -64,7 +64,7 @@ class DataCenterSite:
         )
         if body is None:
             return None
-        content = _FullContent.model_validate(body)
+        content = parse(_FullContent, body)
         version = (content.version.number, content.version.when)
         return make_page(ref, self.http.base_url, content.title, version,
                          content.metadata.labels, content.body, content.links)

@@ -3,15 +3,32 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ingest.confluence.errors import ConfluenceUnavailable
 from ingest.confluence.page import Page, PageRef
 
 
 class ApiModel(BaseModel):
     model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+
+Shape = TypeVar("Shape", bound=ApiModel)
+
+
+def parse(shape: type[Shape], item: object) -> Shape:
+    """`item` as `shape`; an answer of another shape is the site's fault, reported as such."""
+    try:
+        return shape.model_validate(item)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        where = ".".join(str(part) for part in first["loc"]) or "the answer"
+        raise ConfluenceUnavailable(
+            f"Confluence answered in an unexpected shape ({where}: {first['msg']}); is "
+            "CONFLUENCE_URL a Confluence site of the deployment its credentials are for?"
+        ) from None
 
 
 class Storage(ApiModel):

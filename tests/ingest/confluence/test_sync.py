@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
+import httpx
 import pytest
 import respx
 from structlog.testing import capture_logs
@@ -263,6 +264,23 @@ class TestFailures:
         report = run(index, settings, embedder, source)
         assert report.errors == [] and report.indexed_docs == 3
         assert waits == [2.0] * 5
+
+
+    def test_an_answer_of_another_shape_is_a_source_error(
+        self, index: Index, settings: Settings, embedder: Embedder, source: ConfluenceSource,
+        router: respx.MockRouter, deployment: str,
+    ) -> None:
+        """A listing without versions (a proxy's page, another API) fails that space with a
+        message, prunes nothing, and does not crash the sync."""
+        run(index, settings, embedder, source)
+        listing = "label_listing" if deployment == "cloud" else "listing"
+        router.routes[listing].side_effect = None
+        router.routes[listing].return_value = httpx.Response(
+            200, json={"results": [{"id": "1001", "title": "no version here"}]})
+        report = run(index, settings, embedder, source)
+        assert len(report.errors) == 2
+        assert "unexpected shape" in report.errors[0].reason
+        assert report.prune_skipped and len(payloads(index)) == 3
 
 
 class TestSideBySide:
