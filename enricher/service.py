@@ -54,6 +54,8 @@ class BackgroundSync(Protocol):
     #: Set once the first run has finished, successfully or not.
     first_done: threading.Event
     last_error: str | None
+    #: A source that failed in the last run (served as before): shown, not "not ready".
+    source_problem: str | None
     runs: int
 
     def start(self) -> None: ...
@@ -215,7 +217,8 @@ class Services:
         if self.sync is not None:
             checks["sync"] = {
                 "ok": self.sync.first_done.is_set() and self.sync.last_error is None,
-                "detail": self.sync.last_error or f"{self.sync.runs} run(s)",
+                "detail": self.sync.last_error
+                or "; ".join(filter(None, [f"{self.sync.runs} run(s)", self.sync.source_problem])),
             }
         alive, started = self.pool.workers_alive()
         checks["workers"] = {

@@ -74,6 +74,9 @@ class PeriodicSync:
         #: Set once the first sync has finished (successfully or not).
         self.first_done = threading.Event()
         self.last_error: str | None = None
+        #: The first source that failed in the last run (a refused Confluence token, say):
+        #: the index is served as it was, and /readyz shows why it may be behind.
+        self.source_problem: str | None = None
         self.runs = 0
         self._synced: int | None = None
 
@@ -105,6 +108,10 @@ class PeriodicSync:
             log.error("sync.failed", error=self.last_error, next_in_s=self._interval_s)
             return
         self.last_error = None
+        self.source_problem = (
+            f"{len(report.errors)} source error(s), first {report.errors[0].path}: "
+            f"{report.errors[0].reason}"[:300] if report.errors else None
+        )
         self.runs += 1
         # A run with a failed source is repeated: the file may be fixed without a change.
         self._synced = None if report.errors else files

@@ -61,7 +61,8 @@ class TestServiceLoop:
     ) -> None:
         """The service syncs Confluence with RUNBOOK_ROOTS every SYNC_INTERVAL_S; a page
         matches its alert and names its source; a page edited while it serves is re-read,
-        and re-syncs of unchanged pages embed nothing."""
+        and re-syncs of unchanged pages embed nothing. When the token is refused, /readyz
+        says so and the service keeps serving the pages it has."""
         root = tmp_path / "runbooks"
         (root / "postgres").mkdir(parents=True)
         shutil.copy(GOLDEN / "postgres/PostgresDiskFull.md", root / "postgres")
@@ -85,6 +86,13 @@ class TestServiceLoop:
                     kafka_alert()).matches[0].text,
                 what="the edited page in search",
             )
+            site.status = 401
+            runs = sync.runs
+            wait_for(lambda: sync.runs > runs + 1, what="a sync with the token refused")
+            check = client.get("/readyz").json()["checks"]["sync"]
+            assert check["ok"] and "answered 401" in check["detail"], check
+            assert "dc-token-1" not in check["detail"]
+            assert services.searcher.search(kafka_alert()).matches[0].source == NAME
         summaries = [e["summary"] for e in logs if e["event"] == "sync.done"]
         assert summaries[0].startswith("indexed 2 document(s)")
         assert summaries[1].startswith("indexed 0 document(s)")
