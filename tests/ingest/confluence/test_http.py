@@ -7,8 +7,10 @@ import pytest
 import respx
 from structlog.testing import capture_logs
 
+from ingest.confluence.cloud import CloudSite
 from ingest.confluence.errors import ConfluenceAuthError, ConfluenceUnavailable
 from ingest.confluence.http import ConfluenceHttp
+from ingest.confluence.page import PageRef
 
 TOKEN = "ATATT3xFfGF0-not-a-real-token"
 CLOUD = "https://acme.atlassian.net/wiki"
@@ -153,3 +155,21 @@ class TestAuth:
         respx.get(f"{CLOUD}/api/v2/pages/7").respond(401)
         with pytest.raises(ConfluenceAuthError):
             client(CLOUD, Waits()).get_json("api/v2/pages/7", missing_ok=True)
+
+
+class TestLargePages:
+    @respx.mock
+    def test_a_five_megabyte_page_arrives_whole(self) -> None:
+        """A 5 MB storage body comes through the client and the Cloud page shape intact."""
+        storage = "<p>" + "x" * 5_000_000 + "</p><h2>The end</h2>"
+        respx.get(f"{CLOUD}/api/v2/pages/9").respond(json={
+            "id": "9", "status": "current", "title": "Big", "spaceId": "1",
+            "version": {"number": 4, "createdAt": "2026-10-01T09:30:00.000Z"},
+            "body": {"storage": {"representation": "storage", "value": storage}},
+            "labels": {"results": [], "meta": {"hasMore": False, "cursor": ""}},
+            "_links": {"webui": "/spaces/OPS/pages/9/Big"},
+        })
+        page = CloudSite(client(CLOUD, Waits()), ("OPS",), None).page(PageRef("9", "OPS", 4))
+        assert page is not None
+        assert page.storage == storage and page.version == 4
+        assert page.url == f"{CLOUD}/spaces/OPS/pages/9/Big"
