@@ -4,7 +4,8 @@ The page is parsed once with BeautifulSoup; Confluence's macros are rewritten in
 into the plain HTML they stand for, and markdownify turns that into markdown:
 
 - `code` and `noformat` macros become fenced code (with the `language` parameter);
-- `info`, `note`, `tip`, `warning` and `panel` macros become block quotes led by their kind;
+- `info`, `note`, `tip`, `warning` and `panel` macros (and the Cloud editor's panels,
+  `ac:adf-extension`) become block quotes led by their kind;
 - `expand` macros keep their body under their title in bold;
 - `details` (Page Properties) is kept as its table, and its rows are read as front matter;
 - links to other pages keep their text, dates their ISO date, tasks become `- [ ]` items;
@@ -42,6 +43,8 @@ def convert_storage(storage: str) -> Converted:
     properties: dict[str, str] = {}
     for macro in soup.find_all("ac:structured-macro"):
         _rewrite_macro(soup, macro, properties)
+    for extension in soup.find_all("ac:adf-extension"):
+        _rewrite_adf_panel(soup, extension)
     for link in soup.find_all("ac:link"):
         _rewrite_link(soup, link)
     for name in _DROPPED:
@@ -79,6 +82,11 @@ def _rewrite_macro(soup: BeautifulSoup, macro: Tag, properties: dict[str, str]) 
         _become(macro, "pre", {"data-language": params.get("language", "")})
         macro.append(code)
         return
+    if name == "status":  # a lozenge: its title is the text ("DEPRECATED")
+        macro.clear()
+        _become(macro, "strong", {})
+        macro.string = params.get("title", "")
+        return
     if name == "details" and body is not None:
         properties.update(_property_rows(body))
     lead: str | None = None
@@ -96,6 +104,34 @@ def _rewrite_macro(soup: BeautifulSoup, macro: Tag, properties: dict[str, str]) 
         para = soup.new_tag("p")
         para.append(strong)
         macro.insert(0, para)
+
+
+def _rewrite_adf_panel(soup: BeautifulSoup, extension: Tag) -> None:
+    """The Cloud editor's panels: `ac:adf-extension` holding an `ac:adf-node type="panel"`
+    (its kind in `ac:adf-attribute key="panel-type"`, its text in `ac:adf-content`) and an
+    `ac:adf-fallback` copy, which is dropped so the text is not indexed twice."""
+    node = extension.find("ac:adf-node")
+    content = node.find("ac:adf-content") if isinstance(node, Tag) else None
+    if not isinstance(node, Tag) or not isinstance(content, Tag):
+        fallback = extension.find("ac:adf-fallback")
+        _become(extension, "div", {})
+        for child in list(extension.children):
+            if child is not fallback:
+                child.extract()
+        return
+    kind = node.find("ac:adf-attribute", attrs={"key": "panel-type"})
+    lead = _PANELS.get(kind.get_text(strip=True).lower(), "") if isinstance(kind, Tag) else ""
+    for child in list(extension.children):
+        child.extract()
+    _become(extension, "blockquote" if node.get("type") == "panel" else "div", {})
+    if lead:
+        strong = soup.new_tag("strong")
+        strong.string = lead
+        para = soup.new_tag("p")
+        para.append(strong)
+        extension.append(para)
+    extension.append(content)
+    content.name = "div"
 
 
 def _become(element: Tag, name: str, attrs: dict[str, str]) -> None:

@@ -79,8 +79,20 @@ class TestMacros:
             ('<p><a href="https://x.example/a?b=1">a link</a></p>', "[a link](https://x.example/a?b=1)\n"),
             ('<ac:structured-macro ac:name="jira"><ac:parameter ac:name="key">OPS-1'
              "</ac:parameter></ac:structured-macro><p>after</p>", "after\n"),
+            ('<p>Status: <ac:structured-macro ac:name="status"><ac:parameter ac:name="title">'
+             "DEPRECATED</ac:parameter></ac:structured-macro> now</p>",
+             "Status: **DEPRECATED** now\n"),
+            ('<ac:adf-extension><ac:adf-node type="panel"><ac:adf-attribute key="panel-type">'
+             "warning</ac:adf-attribute><ac:adf-content><p>Drain first.</p></ac:adf-content>"
+             '</ac:adf-node><ac:adf-fallback><div class="panel"><p>Drain first.</p></div>'
+             "</ac:adf-fallback></ac:adf-extension>",
+             "> **Warning**\n>\n> Drain first.\n"),
+            ('<ac:adf-extension><ac:adf-node type="decision-list"></ac:adf-node>'
+             "<ac:adf-fallback><p>We chose B.</p></ac:adf-fallback></ac:adf-extension>",
+             "We chose B.\n"),
         ],
-        ids=["code", "noformat", "info", "expand-untitled", "h4-h6", "link", "unknown-macro"],
+        ids=["code", "noformat", "info", "expand-untitled", "h4-h6", "link", "unknown-macro",
+             "status", "cloud-editor-panel", "cloud-editor-other"],
     )
     def test_macro(self, storage: str, expected: str) -> None:
         """Each macro becomes the markdown the chunker and Slack understand."""
