@@ -67,6 +67,7 @@ class Settings(BaseSettings):
     confluence_api_token: SecretStr | None = None
     #: Data Center / Server: a personal access token (bearer).
     confluence_personal_token: SecretStr | None = None
+    #: One request's timeout (timeouts, 429 and 5xx are retried).
     confluence_timeout_s: float = Field(default=30.0, gt=0)
 
     # --- search ---

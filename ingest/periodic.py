@@ -88,6 +88,9 @@ class PeriodicSync:
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join(timeout_s)
+        if not self._thread.is_alive():  # a sync still running keeps its connections
+            for source in self._options.sources:
+                source.close()
 
     def _loop(self) -> None:
         while not self._stop.is_set():

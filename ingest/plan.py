@@ -53,10 +53,9 @@ def make_plan(
     (ingest.incremental): unchanged, and not removed.
     """
     upsert: list[tuple[Document, tuple[Chunk, ...]]] = []
-    unchanged: list[str] = []
+    unchanged: list[str] = list(kept)
     revised: list[Document] = []
     shrink: list[Shrink] = []
-    unchanged.extend(kept)
     seen: set[str] = set(unchanged)
     for doc, chunks in chunked:
         seen.add(doc.doc_id)
