@@ -55,6 +55,14 @@ def kafka_alert() -> Alert:
     )
 
 
+def disk_alert() -> Alert:
+    return Alert(
+        source="alertmanager", status="firing", alert_name="PostgresDiskFull",
+        service="postgres", severity="critical", summary="Postgres data volume 95% full",
+        description="Writes fail with could not extend file",
+    )
+
+
 class TestServiceLoop:
     def test_confluence_and_a_folder_are_served_side_by_side(
         self, tmp_path: Path, redis_url: str, embedder: Embedder, site: FakeSite
@@ -80,6 +88,8 @@ class TestServiceLoop:
             assert client.get("/readyz").json()["checks"]["sync"]["ok"]
             top = services.searcher.search(kafka_alert()).matches[0]
             assert (top.source, top.title) == (NAME, "KafkaConsumerLagHigh")
+            folder = services.searcher.search(disk_alert()).matches[0]
+            assert (folder.source, folder.path) == ("runbooks", "postgres/PostgresDiskFull.md")
             site.edit("1002", "<h2>Check</h2><p>Restart the orders-consumer deployment.</p>")
             wait_for(
                 lambda: "Restart the orders-consumer" in services.searcher.search(
