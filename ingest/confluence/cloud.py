@@ -68,10 +68,16 @@ class CloudSite:
         else:
             path, params = f"api/v2/spaces/{space_id}/pages", {"status": "current"}
         refs: list[PageRef] = []
-        for body in self.http.pages(path, {**params, "limit": str(LISTING_LIMIT)}):
-            for item in results(body):
-                summary = parse(_Summary, item)
-                refs.append(PageRef(summary.id, space, summary.version.number))
+        try:
+            for body in self.http.pages(path, {**params, "limit": str(LISTING_LIMIT)}):
+                for item in results(body):
+                    summary = parse(_Summary, item)
+                    refs.append(PageRef(summary.id, space, summary.version.number))
+        except ConfluenceError:
+            # A space or label deleted and made again has a new id: look both up next time.
+            self._space_ids.clear()
+            self._label_id = None
+            raise
         return refs
 
     def page(self, ref: PageRef) -> Page | None:

@@ -173,3 +173,25 @@ class TestLargePages:
         assert page is not None
         assert page.storage == storage and page.version == 4
         assert page.url == f"{CLOUD}/spaces/OPS/pages/9/Big"
+
+
+class TestCloudIds:
+    @respx.mock
+    def test_ids_are_looked_up_again_after_a_failed_listing(self) -> None:
+        """A label made again gets a new id: the listing by the old one fails once, and the
+        next listing looks the space and the label up again."""
+        spaces = respx.get(f"{CLOUD}/api/v2/spaces").respond(
+            json={"results": [{"id": "11", "key": "OPS"}]})
+        label = respx.get(f"{CLOUD}/rest/api/label")
+        label.side_effect = [httpx.Response(200, json={"label": {"id": "1", "name": "rb"}}),
+                             httpx.Response(200, json={"label": {"id": "2", "name": "rb"}})]
+        respx.get(f"{CLOUD}/api/v2/labels/1/pages").respond(json={"results": []})
+        respx.get(f"{CLOUD}/api/v2/labels/2/pages").respond(json={"results": [
+            {"id": "5", "version": {"number": 3, "createdAt": "2026-10-01T09:30:00Z"}}]})
+        site = CloudSite(client(CLOUD, Waits()), ("OPS",), "rb")
+        assert site.listing("OPS") == []
+        respx.get(f"{CLOUD}/api/v2/labels/1/pages").respond(404)
+        with pytest.raises(ConfluenceUnavailable, match="answered 404"):
+            site.listing("OPS")
+        assert site.listing("OPS") == [PageRef("5", "OPS", 3)]
+        assert (spaces.call_count, label.call_count) == (2, 2)
