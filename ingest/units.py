@@ -14,7 +14,8 @@ so such a page is cut at ingest into *units*, each a runbook of its own:
 - Each such heading's section, its subsections included, is a unit: id
   ``<doc_id>#<anchor>``, titled and alert-named after the heading, with its own chunks.
 - The page's text outside those sections stays a unit under the page's own doc id, title
-  and remaining alert names. A page with no alert headings is one unit: itself.
+  and remaining alert names (its file name is no alert name: it names the collection).
+  A page with no alert headings is one unit: itself.
 
 Path, revision, last update, web link and source stay the page's (`Document.page_id`
 names it): a unit is read, linked and kept fresh as part of its page.
@@ -26,6 +27,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import PurePosixPath
 
 from enricher.search.names import name_key
 from ingest.document import Chunk, Document, Unit
@@ -77,6 +79,8 @@ def unit_documents(doc: Document, units: Sequence[Unit]) -> list[UnitDocument]:
     """Each unit of `doc` as a document of its own, with its chunks. The unit ids are the
     page's doc id, and ``<doc_id>#<anchor>`` for alert sections."""
     split_out = {name_key(u.heading) for u in units if u.anchor}
+    if split_out:
+        split_out.add(name_key(PurePosixPath(doc.path).stem))
     out: list[UnitDocument] = []
     for unit in units:
         body = "\n\n".join(chunk.text for chunk in unit.chunks)

@@ -158,10 +158,10 @@ class Searcher:
         keep = _without(exclude)
         unresolved: str | None = None
         if alert.runbook_url and self.config.tiers:
-            linked = self._linked(alert.runbook_url, keep)
+            linked, indexed = self._linked(alert.runbook_url, keep)
             if linked is not None:
                 return Ranking((Candidate(linked, 1.0),), "runbook_url")
-            unresolved = alert.runbook_url
+            unresolved = None if indexed else alert.runbook_url
         stats = self._corpus_stats()
         dense = self.embedder.dense_query(query.dense_text)
         sparse = self.embedder.sparse_query(query.sparse_text)
@@ -235,23 +235,29 @@ class Searcher:
 
     # --- index reads ---
 
-    def _linked(self, url: str, keep: tuple[Condition, ...]) -> dict[str, Any] | None:
+    def _linked(
+        self, url: str, keep: tuple[Condition, ...]
+    ) -> tuple[dict[str, Any] | None, bool]:
         """The first chunk of the runbook `url` names (`_url_keys`), case-insensitively
-        (`.../runbooks/kubernetes/kubepodcrashlooping` names kubernetes/KubePodCrashLooping.md).
-        A `#fragment` names a section of that page: the alert section it is the heading of,
-        or the one holding that heading."""
+        (`.../runbooks/kubernetes/kubepodcrashlooping` names kubernetes/KubePodCrashLooping.md),
+        and whether it names anything indexed. A `#fragment` names a section of that page:
+        the alert section it is the heading of, or the one holding that heading. A page
+        with a section per alert, linked without one, names several runbooks: the link
+        decides nothing, but it is not a link to nothing."""
         fragment = _fragment(url)
         first = Equals(schema.F_CHUNK_INDEX, 0)
+        known = False
         for key, value in _url_keys(url, self.config.runbook_base_url):
             named = Equals(key, value)
             if fragment and key == schema.F_PATH_KEY:
                 section = self._section(named, fragment, keep)
                 if section is not None:
-                    return section
+                    return section, True
             points = self._scroll(Filter(must=(named, first), must_not=keep), 2)
             if len(points) == 1:  # several runbooks under one name: the link decides nothing
-                return points[0].payload
-        return None
+                return points[0].payload, True
+            known = known or bool(points)
+        return None, known
 
     def _section(
         self, page: Condition, fragment: str, keep: tuple[Condition, ...]

@@ -528,6 +528,30 @@ class TestMultiAlertPages:
         report = sync(syncer, root)
         assert report.removed_docs == 1 and self.payloads(index) == []
 
+    def test_a_page_cut_later_leaves_no_chunk_of_the_whole(
+        self, tmp_path: Path, index: Index, settings: Settings, embedder: Embedder
+    ) -> None:
+        """A page first indexed whole (one alert section, or an index from before units)
+        and then cut keeps only its units' chunks: the whole page's extra ones are pruned."""
+        root = tmp_path / "runbooks"
+        first_two = OPS_PAGE[: OPS_PAGE.index("## DiskReadErrors")]
+        path = write(root, "storage/operations.md", first_two + "## Contacts\nPage the lead.\n")
+        syncer = make_syncer(index, settings, embedder)
+        sync(syncer, root)
+        page = "runbooks:storage/operations.md"
+        assert {p[schema.F_DOC_ID] for p in self.payloads(index)} == {page}
+        path.write_text(OPS_PAGE)
+        report = sync(syncer, root)
+        assert report.indexed_docs == 1 and report.pruned_chunks > 0
+        held: dict[str, list[int]] = {}
+        for p in self.payloads(index):
+            chunk = int(str(p[schema.F_CHUNK_INDEX]))
+            held.setdefault(str(p[schema.F_DOC_ID]), []).append(chunk)
+        assert len(held) == 4
+        assert all(sorted(i) == list(range(len(i))) for i in held.values())
+        whole = [p for p in self.payloads(index) if p[schema.F_DOC_ID] == page]
+        assert not any("biggest folders" in str(p[schema.F_TEXT]) for p in whole)
+
     def test_a_revision_refresh_reaches_every_unit(
         self, tmp_path: Path, index: Index, settings: Settings, embedder: Embedder
     ) -> None:

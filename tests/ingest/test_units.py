@@ -186,6 +186,16 @@ class TestUnitDocuments:
         assert "kubectl rollout undo" in made[1][0].body
         assert "kubectl rollout undo" not in made[2][0].body
 
+    def test_a_cut_page_s_file_name_names_no_alert(self) -> None:
+        """Without front matter a file's name is its alert name; a page with a section per
+        alert is a collection, and its own text answers to no alert."""
+        made = unit_documents(page(PAGE, ("platform",)), units_of(PAGE))
+        assert [d.alert_names for d, _ in made] == [
+            (),
+            ("KubePodCrashLooping",),
+            ("KubePodNotReady",),
+        ]
+
     def test_a_page_without_alert_sections_is_itself(self) -> None:
         body = "# Disk\n\n## Diagnosis\ndf -h\n"
         doc = page(body, ("DiskFull",))

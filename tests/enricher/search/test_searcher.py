@@ -344,6 +344,17 @@ class TestSectionsOfOnePage:
         assert (result.status, result.tier) == ("matched", "runbook_url")
         assert (result.matches[0].path, result.matches[0].unit_anchor) == (OPS_PAGE, section)
 
+    def test_a_link_to_the_whole_page_leaves_the_alert_s_name_to_decide(
+        self, searcher: Searcher
+    ) -> None:
+        """Without a fragment the link names every section: it decides nothing, and it is
+        no link to nothing either (the page does not say so)."""
+        named = alert("ObjectStoreNodeDown", "objectstore", "node gone")
+        linked = replace(named, runbook_url=OPS_URL)
+        result = searcher.search(linked)
+        assert (result.tier, result.unresolved_url) == ("alert_name+service", None)
+        assert result.matches[0].unit_anchor == "objectstorenodedown"
+
     def test_a_published_page_s_fragment_names_the_alert(self, searcher: Searcher) -> None:
         """A link to the page where it is published, elsewhere than its path: the anchor of
         the alert's heading is the alert's name."""
