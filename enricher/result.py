@@ -36,7 +36,11 @@ class Match:
     age_days: int
     text: str
     revision: str = ""
+    #: Anchor of the matched chunk's heading on its page (the link's target).
     anchor: str = ""
+    #: On a page with a section per alert: the anchor of the alert's heading, the section
+    #: this runbook is (ingest.units); "" for a runbook that is a whole file.
+    unit_anchor: str = ""
     #: Where a person reads the runbook (its git host's blob URL), "" when unknown.
     url: str = ""
     #: The matched section itself says what to do (its heading: Diagnosis, Mitigation...).
@@ -44,8 +48,11 @@ class Match:
     #: Metrics of the alert's rule that this runbook alone quotes (enricher.search.searcher).
     quoted_metrics: tuple[str, ...] = ()
     #: The runbook's first actionable section (diagnosis, mitigation, steps...) when the best
-    #: match is not already one: what on-call needs first. None when there is none.
+    #: match is not already one: what on-call needs first. None when there is none. On a page
+    #: with a section per alert, only from the alert's own section.
     steps: Section | None = None
+    #: Nothing in this runbook (or alert section) says what to do: the page says so.
+    no_steps: bool = False
     #: What on-call's votes did to this runbook for this alert ("confirmed 3× for this
     #: alert"), "" when they moved nothing (enricher.search.feedback).
     feedback: str = ""

@@ -32,12 +32,28 @@ from urllib.parse import quote
 
 import yaml
 
+from ingest.chunking import chunk_units
+
 HERE = Path(__file__).resolve().parent
 RUNBOOKS = HERE / "runbooks"
 SPECS = HERE / "specs.yaml"
 OUT = HERE / "cases.jsonl"
 
-KINDS = ("exact", "renamed", "paraphrase", "service_alias", "no_runbook", "off_topic")
+KINDS = (
+    "exact",
+    "renamed",
+    "paraphrase",
+    "service_alias",
+    "no_runbook",
+    "off_topic",
+    "section_exact",
+    "section_renamed",
+    "section_missing",
+)
+#: Kinds whose right answer is "no confident match".
+NULL_KINDS = ("no_runbook", "off_topic", "section_missing")
+#: Kinds about one alert's section of a page with a section per alert (ingest.units).
+SECTION_KINDS = ("section_exact", "section_renamed")
 FORMATS = ("single", "group", "resolved", "truncated", "pd")
 #: The values a spec key may take, where they are few.
 CHOICES = {"kind": KINDS, "fmt": FORMATS, "split": ("", "dev", "test", "holdout")}
@@ -81,6 +97,8 @@ class Spec:
     pd_service: str = ""
     pd_incident_key: str = ""
     split: str = ""
+    #: The anchor of the expected alert section (section kinds only).
+    section: str = ""
 
 
 def digest(*parts: str) -> bytes:
@@ -279,15 +297,16 @@ def build_all(specs: list[Spec]) -> list[dict[str, Any]]:
             payload = pagerduty_body(spec, start, 4100 + index)
         else:
             payload = alertmanager_body(spec, start)
-        cases.append(
-            {
-                "id": spec.id,
-                "kind": spec.kind,
-                "split": split,
-                "payload": payload,
-                "expected_doc": spec.expected,
-            }
-        )
+        case = {
+            "id": spec.id,
+            "kind": spec.kind,
+            "split": split,
+            "payload": payload,
+            "expected_doc": spec.expected,
+        }
+        if spec.section:
+            case["expected_section"] = spec.section
+        cases.append(case)
     return cases
 
 
@@ -365,22 +384,44 @@ def read_front_matter(path: Path) -> tuple[dict[str, Any], str]:
     return meta, text[end + 5 :]
 
 
+def page_sections(body: str, alert_names: list[str]) -> dict[str, str]:
+    """Anchor -> alert name of each alert section, when the page has a section per alert
+    (cut by the product's own rules, ingest.units); empty for a one-alert runbook."""
+    units = chunk_units(body, max_chars=1500, min_chars=100, alert_names=alert_names)
+    return {u.anchor: u.heading for u in units if u.anchor}
+
+
+def runbook_sections() -> dict[str, dict[str, str]]:
+    """doc path (relative to runbooks/) -> its alert sections (anchor -> alert name)."""
+    out: dict[str, dict[str, str]] = {}
+    for path in sorted(RUNBOOKS.glob("*/*.md")):
+        meta, body = read_front_matter(path)
+        names = [str(n) for n in meta.get("alert_names") or []]
+        out[path.relative_to(RUNBOOKS).as_posix()] = page_sections(body, names)
+    return out
+
+
 def runbook_alert_names() -> dict[str, set[str]]:
-    """doc path (relative to runbooks/) -> alert names it serves."""
+    """doc path (relative to runbooks/) -> alert names it serves (on a page with a section
+    per alert, its sections' names; such a page is checked by its sections, not its size)."""
     names: dict[str, set[str]] = {}
     for path in sorted(RUNBOOKS.glob("*/*.md")):
         meta, body = read_front_matter(path)
         rel = path.relative_to(RUNBOOKS).as_posix()
+        reviewed = meta.get("last_reviewed")
+        if reviewed is not None and not isinstance(reviewed, date):
+            raise ValueError(f"{rel}: last_reviewed is not a YYYY-MM-DD date")
+        alert_names = meta.get("alert_names") or [path.stem]
+        sections = page_sections(body, [str(n) for n in meta.get("alert_names") or []])
+        if sections:
+            names[rel] = set(sections.values())
+            continue
         words = len(re.findall(r"\S+", body))
         if not 300 <= words <= 1200:
             raise ValueError(f"{rel}: {words} words, expected 300..1200")
         for heading in HEADINGS:
             if not re.search(rf"^{re.escape(heading)}", body, re.M):
                 raise ValueError(f"{rel}: missing heading {heading!r}")
-        reviewed = meta.get("last_reviewed")
-        if reviewed is not None and not isinstance(reviewed, date):
-            raise ValueError(f"{rel}: last_reviewed is not a YYYY-MM-DD date")
-        alert_names = meta.get("alert_names") or [path.stem]
         names[rel] = {str(name) for name in alert_names}
     return names
 
@@ -395,15 +436,24 @@ def case_service(case: dict[str, Any]) -> str | None:
 def validate(specs: list[Spec], cases: list[dict[str, Any]]) -> list[str]:
     errors: list[str] = []
     docs = runbook_alert_names()
+    sections = runbook_sections()
     all_names = set().union(*docs.values())
     ids = [c["id"] for c in cases]
     for dup in sorted({i for i in ids if ids.count(i) > 1}):
         errors.append(f"duplicate id {dup}")
     for spec, case in zip(specs, cases, strict=True):
         where = spec.id
-        null_kind = spec.kind in ("no_runbook", "off_topic")
+        null_kind = spec.kind in NULL_KINDS
         if null_kind != (spec.expected is None):
-            errors.append(f"{where}: expected_doc must be null exactly for no_runbook/off_topic")
+            errors.append(f"{where}: expected_doc must be null exactly for {NULL_KINDS}")
+        if (spec.kind in SECTION_KINDS) != bool(spec.section):
+            errors.append(f"{where}: section must be set exactly for {SECTION_KINDS}")
+        elif spec.section and spec.section not in sections.get(spec.expected or "", {}):
+            errors.append(f"{where}: {spec.expected} has no alert section #{spec.section}")
+        elif spec.kind == "section_exact" and sections[spec.expected or ""][spec.section] != (
+            spec.alertname
+        ):
+            errors.append(f"{where}: section #{spec.section} is not {spec.alertname}'s")
         if spec.expected is not None and spec.expected not in docs:
             errors.append(f"{where}: expected {spec.expected} does not exist")
         if (
@@ -412,7 +462,14 @@ def validate(specs: list[Spec], cases: list[dict[str, Any]]) -> list[str]:
             and spec.alertname not in docs[spec.expected]
         ):
             errors.append(f"{where}: {spec.alertname} not served by {spec.expected}")
-        unnamed = ("renamed", "paraphrase", "no_runbook", "off_topic")
+        unnamed = (
+            "renamed",
+            "paraphrase",
+            "no_runbook",
+            "off_topic",
+            "section_renamed",
+            "section_missing",
+        )
         if spec.kind in unnamed and spec.alertname in all_names:
             errors.append(f"{where}: {spec.alertname} is a runbook alert name")
         if spec.kind == "paraphrase" and spec.expected is not None:

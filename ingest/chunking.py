@@ -10,7 +10,7 @@ code block or an HTML block is what GitHub renders. The rules, in the order they
    is the first heading, it is the document title: it is left out of every path, and the
    text before and after it is the preamble.
 3. Text before the first section heading is the preamble: section ``""`` and anchor ``""``
-   (as the `Chunk` contract says).
+   (as the `Chunk` contract says). Anchors are the host's (ingest.anchors).
 4. A section's text is split into the parser's top-level blocks (paragraphs, lists,
    tables, quotes, code and HTML blocks). Blocks are packed into chunks of at most
    ``max_chars``. A block longer than that is cut at line boundaries, and a single
@@ -26,6 +26,11 @@ code block or an HTML block is what GitHub renders. The rules, in the order they
    path when they share nothing. Its anchor is the anchor of the deepest heading in that
    label. Every heading the label does not name, the first section's included, appears in
    the text as a bold line.
+
+`chunk_units` first cuts a page with a section per alert into units (ingest.units) and
+chunks each on its own: no chunk spans two alerts, a unit's heading paths start below its
+alert heading, and its preamble carries the alert heading's anchor. Anchors stay those of
+the whole page, as the host numbers repeated headings page-wide.
 
 Chunk text is made of the body's own lines: code lines are kept verbatim, other lines lose
 only trailing whitespace, and runs of blank lines between blocks become one. Empty
@@ -43,22 +48,21 @@ from markdown_it.token import Token
 
 from enricher.index.schema import Actionable
 from enricher.search.names import split_identifier
-from ingest.document import Chunk
+from ingest.anchors import DEFAULT_STYLE, Style, anchors, heading_text
+from ingest.document import Chunk, Unit
+from ingest.units import alert_headings, identifier
 
 __all__ = [
     "SECTION_SEPARATOR",
     "actionable",
     "chunk_markdown",
+    "chunk_units",
     "document_title",
     "embed_text",
-    "slugify",
 ]
 
 SECTION_SEPARATOR = " › "
 
-_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
-_HTML_TAG = re.compile(r"<[^>]+>")
-_NOT_SLUG = re.compile(r"[^\w\- ]")
 
 
 #: Headings that say what to do. Runbook templates name these sections the same way across
@@ -108,20 +112,64 @@ _Heading = tuple[str, str]
 class _Section:
     path: tuple[_Heading, ...]
     blocks: tuple[_Block, ...]
+    #: Number of the alert heading whose unit the section is in; None for the page's text.
+    unit: int | None = None
+
+
+@dataclass(frozen=True)
+class _Page:
+    sections: list[_Section]
+    #: Every heading's text and anchor, in page order.
+    headings: list[_Heading]
 
 
 #: A chunk under construction: (section number, block) pairs in body order.
 _Draft = list[tuple[int, _Block]]
 
 
-def chunk_markdown(body: str, *, max_chars: int, min_chars: int) -> list[Chunk]:
+def chunk_markdown(
+    body: str, *, max_chars: int, min_chars: int, style: Style = DEFAULT_STYLE
+) -> list[Chunk]:
     """Cut ``body`` into chunks along its headings; see the module docstring for the rules."""
+    _check_sizes(max_chars, min_chars)
+    return _chunks(_parse(body, max_chars, style, None).sections, max_chars, min_chars, "")
+
+
+def chunk_units(
+    body: str,
+    *,
+    max_chars: int,
+    min_chars: int,
+    style: Style = DEFAULT_STYLE,
+    alert_names: Sequence[str] = (),
+) -> list[Unit]:
+    """Cut ``body`` into its runbook units (ingest.units), each chunked on its own, in page
+    order of their first text; `alert_names` are the front matter's."""
+    _check_sizes(max_chars, min_chars)
+    page = _parse(body, max_chars, style, alert_names)
+    groups: dict[int | None, list[_Section]] = {}
+    for section in page.sections:
+        groups.setdefault(section.unit, []).append(section)
+    units = []
+    for number, sections in groups.items():
+        heading, anchor = page.headings[number] if number is not None else ("", "")
+        chunks = _chunks(sections, max_chars, min_chars, anchor)
+        units.append(Unit(anchor=anchor, heading=heading, chunks=tuple(chunks)))
+    return units
+
+
+def _check_sizes(max_chars: int, min_chars: int) -> None:
     if max_chars < 1 or not 0 <= min_chars <= max_chars:
         raise ValueError(
             f"chunk sizes need 0 <= min_chars <= max_chars and max_chars >= 1, "
             f"got min_chars={min_chars} max_chars={max_chars}"
         )
-    sections = _parse(body, max_chars)
+
+
+def _chunks(
+    sections: list[_Section], max_chars: int, min_chars: int, root_anchor: str
+) -> list[Chunk]:
+    """The chunks of one unit's sections, numbered from 0; `root_anchor` is its preamble's."""
     drafts = _pack(sections, max_chars, min_chars)
     drafts = _merge_short_tails(drafts, sections, max_chars, min_chars)
     chunks = []
@@ -131,7 +179,7 @@ def chunk_markdown(body: str, *, max_chars: int, min_chars: int) -> list[Chunk]:
             Chunk(
                 index=index,
                 section=SECTION_SEPARATOR.join(title for title, _ in path),
-                anchor=path[-1][1] if path else "",
+                anchor=path[-1][1] if path else root_anchor,
                 text=_render(draft, sections),
             )
         )
@@ -144,17 +192,6 @@ def document_title(body: str) -> str | None:
         if level == 1 and text:
             return text
     return None
-
-
-def slugify(heading: str) -> str:
-    """GitHub's anchor for a heading: "Scale up (fast!)" -> "scale-up-fast".
-
-    Link targets and HTML tags are dropped first, as GitHub slugs the rendered text.
-    """
-    text = _HTML_TAG.sub("", _LINK.sub(r"\1", heading))
-    return _NOT_SLUG.sub("", text.strip().lower()).replace(" ", "-")
-
-
 
 
 def embed_text(title: str, alert_names: Sequence[str], chunk: Chunk) -> str:
@@ -178,31 +215,50 @@ def _headings(tokens: Sequence[Token]) -> Iterator[tuple[int, str, int]]:
             yield int(token.tag[1]), " ".join(tokens[number + 1].content.split()), number
 
 
-def _parse(body: str, max_chars: int) -> list[_Section]:
+def _parse(body: str, max_chars: int, style: Style, listed: Sequence[str] | None) -> _Page:
+    """The page's sections; with `listed` (the front matter's alert names), each one tagged
+    with the alert heading whose unit it is in (None: never cut into units)."""
     lines = body.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     tokens = _PARSER.parse("\n".join(lines))
     headings = list(_headings(tokens))
     levels = [level for level, _, _ in headings]
     title = headings[0][2] if levels.count(1) == 1 and levels[0] == 1 else None
-    anchors = _anchors([text for _, text, _ in headings])
+    texts = [text for _, text, _ in headings]
+    named = list(zip([heading_text(t, style) for t in texts], anchors(texts, style), strict=True))
+    alerts: set[int] = set()
+    if listed is not None:
+        # The title names the page, never one of its units.
+        first = 1 if title is not None else 0
+        shown = [(level, text) for level, (text, _) in zip(levels, named, strict=True)]
+        by_shape = title is None or not identifier(named[0][0])
+        found = alert_headings(shown[first:], listed, by_shape=by_shape)
+        alerts = {first + i for i in found}
     code = [token.map for token in tokens if token.type in _CODE_BLOCKS and token.map]
 
     sections: list[_Section] = []
-    stack: list[tuple[int, _Heading]] = []
+    stack: list[tuple[int, int]] = []  # (level, heading number)
     blocks: list[_Block] = []
     last_end: int | None = None
     heading_number = 0
+
+    def close() -> None:
+        numbers = [n for _, n in stack]
+        unit = next((n for n in reversed(numbers) if n in alerts), None)
+        if unit is not None:
+            numbers = numbers[numbers.index(unit) + 1 :]
+        sections.append(_Section(tuple(named[n] for n in numbers), tuple(blocks), unit))
+
     for number, token in enumerate(tokens):
         if token.level != 0 or token.nesting == -1 or not token.map:
             continue
         start, end = token.map
         if token.type == "heading_open":
             if number != title:
-                sections.append(_Section(tuple(h for _, h in stack), tuple(blocks)))
+                close()
                 level = int(token.tag[1])
                 while stack and stack[-1][0] >= level:
                     stack.pop()
-                stack.append((level, (headings[heading_number][1], anchors[heading_number])))
+                stack.append((level, heading_number))
                 blocks = []
             heading_number += 1
             # The title's neighbours are both preamble; keep them apart as blocks.
@@ -211,20 +267,8 @@ def _parse(body: str, max_chars: int) -> list[_Section]:
         tight = last_end == start and bool(blocks)
         blocks.extend(_block(lines[start:end], start, token.type, code, max_chars, tight))
         last_end = end
-    sections.append(_Section(tuple(h for _, h in stack), tuple(blocks)))
-    return [section for section in sections if section.blocks]
-
-
-def _anchors(headings: Sequence[str]) -> list[str]:
-    """GitHub's anchors, in heading order; repeats get "-1", "-2"... as on GitHub."""
-    seen: dict[str, int] = {}
-    anchors: list[str] = []
-    for text in headings:
-        slug = slugify(text)
-        count = seen.get(slug, 0)
-        seen[slug] = count + 1
-        anchors.append(f"{slug}-{count}" if count else slug)
-    return anchors
+    close()
+    return _Page([section for section in sections if section.blocks], named)
 
 
 def _block(

@@ -31,6 +31,16 @@ class Document:
     doc_hash: str
     #: Where a person reads it (a git host's blob URL, ingest.weblink); None when unknown.
     url: str | None = None
+    #: For a unit of a page with a section per alert (ingest.units): the page's doc id.
+    #: Empty for a page itself.
+    page_id: str = ""
+    #: For an alert's section of such a page: its heading's anchor. Empty otherwise.
+    unit_anchor: str = ""
+
+    @property
+    def page(self) -> str:
+        """The doc id of the file this runbook is read from: what sync keeps or prunes."""
+        return self.page_id or self.doc_id
 
 
 @dataclass(frozen=True)
@@ -40,10 +50,23 @@ class Chunk:
     index: int
     #: Heading path, joined with " › ", e.g. "Mitigation › Scale up". Empty for preamble.
     section: str
-    #: GitHub-style anchor of the deepest heading ("scale-up"), empty for preamble.
+    #: Anchor of the deepest heading ("scale-up") as the page's host makes it (ingest.anchors);
+    #: for a preamble, that of the alert section it opens, else empty.
     anchor: str
     #: The markdown text shown to people (heading line not repeated).
     text: str
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A page's chunks for one runbook on it (ingest.units): an alert's section, or the
+    page's text outside such sections (the whole page when it has none)."""
+
+    #: The alert heading's anchor; empty for the page's own text.
+    anchor: str
+    #: The alert heading as written; empty for the page's own text.
+    heading: str
+    chunks: tuple[Chunk, ...]
 
 
 @dataclass(frozen=True)

@@ -1,25 +1,43 @@
-"""The sync plan: compare what the sources hold with what the collection holds. Pure."""
+"""The sync plan: compare what the sources hold with what the collection holds. Pure.
+
+Sync keeps files (pages): a page is skipped, refreshed or removed as a whole. A page with a
+section per alert is indexed as several runbook units (ingest.units), each a document to
+search, so the plan also prunes the units a changed page no longer has.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ingest.document import Chunk, Document
+
+#: One runbook unit of a page, as indexed: the unit as a document, and its chunks.
+UnitChunks = tuple[Document, tuple[Chunk, ...]]
+
+
+@dataclass(frozen=True)
+class Page:
+    """A scanned file: the document as read, and its units (itself when not cut)."""
+
+    doc: Document
+    units: tuple[UnitChunks, ...]
 
 
 @dataclass(frozen=True)
 class Indexed:
-    """What the collection holds for one document."""
+    """What the collection holds for one page."""
 
     doc_hash: str
-    chunk_count: int
     source: str
     revision: str = ""
+    #: Unit doc id -> its chunk count (the page itself when it was not cut).
+    units: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class Shrink:
+    #: The unit whose chunks past `keep` are stale (all of them when `keep` is 0).
     doc_id: str
     keep: int  # chunks 0..keep-1 stay; the rest are stale
     stale: int
@@ -27,49 +45,63 @@ class Shrink:
 
 @dataclass(frozen=True)
 class Plan:
-    upsert: tuple[tuple[Document, tuple[Chunk, ...]], ...]
+    #: The units of every new or changed page.
+    upsert: tuple[UnitChunks, ...]
+    #: Page doc ids.
     unchanged: tuple[str, ...]
-    #: Unchanged documents whose revision moved (a front-matter reformat, a checkout that
+    #: Unchanged pages whose revision moved (a front-matter reformat, a checkout that
     #: became a git work tree): only the payload's revision is rewritten, nothing re-embeds.
     revised: tuple[Document, ...]
     shrink: tuple[Shrink, ...]
+    #: Page doc ids.
     removed: tuple[str, ...]
+    #: How many pages `upsert` holds the units of.
+    pages_upserted: int = 0
 
 
 def make_plan(
-    chunked: Iterable[tuple[Document, tuple[Chunk, ...]]],
+    pages: Iterable[Page],
     indexed: Mapping[str, Indexed],
     synced_sources: Iterable[str],
     kept: Iterable[str] = (),
 ) -> Plan:
     """Decide what to write and what to delete.
 
-    Only documents of the roots in this run can be removed: syncing one root never deletes
-    another root's runbooks. A document is unchanged when its hash and chunk count match
-    what is indexed; anything else is re-upserted (point ids are deterministic, so this
-    overwrites in place) and loses the chunks past its new length. The revision is not part
-    of the hash (see ingest.sources), so an unchanged document can still need its revision
-    refreshed. `kept` documents were found current by their source without being read
+    Only pages of the roots in this run can be removed: syncing one root never deletes
+    another root's runbooks. A page is unchanged when its hash and the chunk count of each
+    of its units match what is indexed; anything else is re-upserted (point ids are
+    deterministic, so this overwrites in place), and its units lose the chunks past their
+    new length; a unit the page no longer has loses them all. The revision is not part of
+    the hash (see ingest.sources), so an unchanged page can still need its revision
+    refreshed. `kept` pages were found current by their source without being read
     (ingest.incremental): unchanged, and not removed.
     """
-    upsert: list[tuple[Document, tuple[Chunk, ...]]] = []
+    upsert: list[UnitChunks] = []
     unchanged: list[str] = list(kept)
     revised: list[Document] = []
     shrink: list[Shrink] = []
     seen: set[str] = set(unchanged)
-    for doc, chunks in chunked:
+    changed = 0
+    for page in pages:
+        doc = page.doc
         seen.add(doc.doc_id)
         held = indexed.get(doc.doc_id)
-        if held is not None and held.doc_hash == doc.doc_hash and held.chunk_count == len(chunks):
+        counts = {unit.doc_id: len(chunks) for unit, chunks in page.units}
+        if held is not None and held.doc_hash == doc.doc_hash and dict(held.units) == counts:
             unchanged.append(doc.doc_id)
             if held.revision != doc.revision:
                 revised.append(doc)
             continue
-        upsert.append((doc, chunks))
-        if held is not None and held.chunk_count > len(chunks):
-            shrink.append(Shrink(doc.doc_id, len(chunks), held.chunk_count - len(chunks)))
+        upsert.extend(page.units)
+        changed += 1
+        for unit_id, count in (held.units if held is not None else {}).items():
+            keep = counts.get(unit_id, 0)
+            if count > keep:
+                shrink.append(Shrink(unit_id, keep, count - keep))
     sources = set(synced_sources)
     removed = sorted(
         doc_id for doc_id, held in indexed.items() if held.source in sources and doc_id not in seen
     )
-    return Plan(tuple(upsert), tuple(unchanged), tuple(revised), tuple(shrink), tuple(removed))
+    return Plan(
+        tuple(upsert), tuple(unchanged), tuple(revised), tuple(shrink), tuple(removed), changed
+    )

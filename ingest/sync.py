@@ -23,12 +23,14 @@ from enricher.index.stats import CorpusStats
 from enricher.search.names import name_key, split_identifier
 from enricher.settings import Settings
 from enricher.sources.promql import quoted_names
+from ingest.anchors import style_for
 from ingest.cache import EmbeddingCache
-from ingest.chunking import actionable, chunk_markdown, embed_text
-from ingest.document import Chunk, Document, SourceError
+from ingest.chunking import actionable, chunk_units, embed_text
+from ingest.document import Chunk, Document, SourceError, Unit
 from ingest.incremental import IncrementalSource
-from ingest.plan import Indexed, Plan, make_plan
+from ingest.plan import Indexed, Page, Plan, make_plan
 from ingest.sources import DocumentMemo, scan_root
+from ingest.units import unit_documents
 
 log = structlog.get_logger(__name__)
 
@@ -94,7 +96,9 @@ class SyncOptions:
 #: 2: chunks carry the metric names they quote (schema.F_METRICS).
 #: 3: chunks come from a CommonMark parser and carry path_key, actionable and url; first
 #:    chunks carry the document's term and name sets (schema.F_DOC_TERMS, F_NAME_TERMS).
-INDEX_RECIPE_VERSION = 3
+#: 4: a page with a section per alert is indexed as runbook units (ingest.units); every
+#:    chunk carries its page (schema.F_PAGE_ID) and unit anchor; anchors follow the host.
+INDEX_RECIPE_VERSION = 4
 
 
 def _indexed_hash(doc_hash: str, options: SyncOptions) -> str:
@@ -106,27 +110,35 @@ def _indexed_hash(doc_hash: str, options: SyncOptions) -> str:
 
 
 def read_indexed(index: Index) -> dict[str, Indexed]:
-    """doc_id -> (hash, chunk count, source, revision), from one payload-only scroll. A
-    document whose chunks disagree on the revision (an interrupted refresh) reports none,
-    so the next plan refreshes it."""
+    """Page doc id -> (hash, source, revision, chunk count per unit), from one payload-only
+    scroll. A page whose chunks disagree on the revision (an interrupted refresh) reports
+    none, so the next plan refreshes it."""
     held: dict[str, Indexed] = {}
+    units: dict[str, dict[str, int]] = {}
     offset: str | None = None
-    fields = [schema.F_DOC_ID, schema.F_DOC_HASH, schema.F_SOURCE, schema.F_REVISION]
+    fields = [
+        schema.F_DOC_ID,
+        schema.F_PAGE_ID,
+        schema.F_DOC_HASH,
+        schema.F_SOURCE,
+        schema.F_REVISION,
+    ]
     while True:
         points, offset = index.scroll(EVERYTHING, 1024, fields=fields, offset=offset)
         for point in points:
             payload = point.payload
-            doc_id = str(payload[schema.F_DOC_ID])
+            unit = str(payload[schema.F_DOC_ID])
+            # Chunks indexed before units existed name no page: the unit is the page.
+            page = str(payload.get(schema.F_PAGE_ID) or unit)
             revision = str(payload.get(schema.F_REVISION, ""))
-            seen = held.get(doc_id)
+            counts = units.setdefault(page, {})
+            counts[unit] = counts.get(unit, 0) + 1
+            seen = held.get(page)
             if seen is None:
                 source = str(payload.get(schema.F_SOURCE, ""))
-                held[doc_id] = Indexed(str(payload[schema.F_DOC_HASH]), 1, source, revision)
-            else:
-                same = seen.revision == revision
-                held[doc_id] = replace(
-                    seen, chunk_count=seen.chunk_count + 1, revision=seen.revision if same else ""
-                )
+                held[page] = Indexed(str(payload[schema.F_DOC_HASH]), source, revision, counts)
+            elif seen.revision != revision:
+                held[page] = replace(seen, revision="")
         if offset is None:
             break
     return held
@@ -144,8 +156,8 @@ def _is_current(
     )
 
 
-def _of_document(doc_id: str) -> Equals:
-    """The filter condition that selects every chunk of one document."""
+def _of_unit(doc_id: str) -> Equals:
+    """The filter condition that selects every chunk of one runbook unit."""
     return Equals(schema.F_DOC_ID, doc_id)
 
 
@@ -173,6 +185,8 @@ def payload_for(
     return {
         **extra,
         schema.F_DOC_ID: doc.doc_id,
+        schema.F_PAGE_ID: doc.page,
+        schema.F_UNIT_ANCHOR: doc.unit_anchor,
         schema.F_SOURCE: doc.source,
         schema.F_PATH: doc.path,
         schema.F_TITLE: doc.title,
@@ -202,8 +216,8 @@ class SyncMemo:
     Python per run here, beside the serving threads."""
 
     documents: DocumentMemo = field(default_factory=dict)
-    #: Chunks by indexed document hash (content, chunking settings and recipe).
-    chunks: dict[str, tuple[Chunk, ...]] = field(default_factory=dict)
+    #: Units by indexed document hash (content, chunking settings and recipe).
+    units: dict[str, tuple[Unit, ...]] = field(default_factory=dict)
 
 
 class Syncer:
@@ -242,11 +256,11 @@ class Syncer:
         for error in report.errors:
             log.error("ingest.source_error", path=error.path, reason=error.reason)
 
-        chunked = [self._chunked(doc, options) for doc in documents]
+        pages = [self._page(doc, options) for doc in documents]
         if self.memo is not None:
-            current = {doc.doc_hash for doc, _ in chunked}
-            self.memo.chunks = {h: c for h, c in self.memo.chunks.items() if h in current}
-        plan = make_plan(chunked, held, sources, kept)
+            current = {page.doc.doc_hash for page in pages}
+            self.memo.units = {h: u for h, u in self.memo.units.items() if h in current}
+        plan = make_plan(pages, held, sources, kept)
         report.skipped = len(plan.unchanged)
         self._upsert(plan, report, progress)
         self._refresh_revisions(plan)
@@ -264,19 +278,25 @@ class Syncer:
         self._store_stats()
         return report
 
-    def _chunked(self, doc: Document, options: SyncOptions) -> tuple[Document, tuple[Chunk, ...]]:
+    def _page(self, doc: Document, options: SyncOptions) -> Page:
+        """The document with its runbook units (ingest.units), chunked with the anchors of
+        the host it is read on."""
         indexed = replace(doc, doc_hash=_indexed_hash(doc.doc_hash, options))
-        known = self.memo.chunks.get(indexed.doc_hash) if self.memo is not None else None
-        if known is not None:
-            return indexed, known
-        chunks = tuple(
-            chunk_markdown(
-                doc.body, max_chars=options.chunk_max_chars, min_chars=options.chunk_min_chars
+        known = self.memo.units.get(indexed.doc_hash) if self.memo is not None else None
+        units = known
+        if units is None:
+            units = tuple(
+                chunk_units(
+                    doc.body,
+                    max_chars=options.chunk_max_chars,
+                    min_chars=options.chunk_min_chars,
+                    style=style_for(doc.url),
+                    alert_names=doc.alert_names,
+                )
             )
-        )
-        if self.memo is not None:
-            self.memo.chunks[indexed.doc_hash] = chunks
-        return indexed, chunks
+            if self.memo is not None:
+                self.memo.units[indexed.doc_hash] = units
+        return Page(indexed, tuple(unit_documents(indexed, units)))
 
     def _upsert(self, plan: Plan, report: SyncReport, progress: Progress | None) -> None:
         pending = [(doc, chunk) for doc, chunks in plan.upsert for chunk in chunks]
@@ -304,7 +324,7 @@ class Syncer:
             done += len(batch)
             if progress is not None:
                 progress(done, total)
-        report.indexed_docs = len(plan.upsert)
+        report.indexed_docs = plan.pages_upserted
         report.indexed_chunks = total
 
     def _terms(self, docs: Sequence[Document]) -> dict[str, tuple[list[int], list[int]]]:
@@ -321,7 +341,8 @@ class Syncer:
         }
 
     def _store_stats(self) -> CorpusStats:
-        """Recompute the corpus statistics from the first chunk of every document."""
+        """Recompute the corpus statistics from the first chunk of every runbook unit: the
+        units of one page are runbooks of their own, as separate files would be."""
         first = Filter(must=(Equals(schema.F_CHUNK_INDEX, 0),))
         fields = [schema.F_DOC_ID, schema.F_DOC_TERMS, schema.F_NAME_TERMS]
         rows: list[tuple[str, list[int], list[int]]] = []
@@ -346,7 +367,8 @@ class Syncer:
     def _refresh_revisions(self, plan: Plan) -> None:
         for doc in plan.revised:
             self.index.set_payload(
-                {schema.F_REVISION: doc.revision}, Filter(must=(_of_document(doc.doc_id),))
+                {schema.F_REVISION: doc.revision},
+                Filter(must=(Equals(schema.F_PAGE_ID, doc.doc_id),)),
             )
         if plan.revised:
             log.info("ingest.revisions_refreshed", documents=len(plan.revised))
@@ -367,8 +389,11 @@ class Syncer:
     def _prune(self, plan: Plan, report: SyncReport) -> None:
         for shrink in plan.shrink:
             stale = AtLeast(schema.F_CHUNK_INDEX, shrink.keep)
-            self.index.delete(Filter(must=(_of_document(shrink.doc_id), stale)))
+            self.index.delete(Filter(must=(_of_unit(shrink.doc_id), stale)))
             report.pruned_chunks += shrink.stale
         if plan.removed:
-            self.index.delete(Filter(must=(AnyOf(schema.F_DOC_ID, tuple(plan.removed)),)))
+            removed = tuple(plan.removed)
+            self.index.delete(Filter(must=(AnyOf(schema.F_PAGE_ID, removed),)))
+            # Chunks indexed before units existed carry no page id.
+            self.index.delete(Filter(must=(AnyOf(schema.F_DOC_ID, removed),)))
             report.removed_docs = len(plan.removed)

@@ -2,7 +2,9 @@
 
 The format is the design card's (§3): `id`, `payload` (an Alertmanager or PagerDuty body),
 `expected_doc` (a path under the corpus root, or null for "no confident match"), and
-optionally `kind` and `split`. Any corpus and cases file in this format works.
+optionally `kind`, `split` and `expected_section` (the anchor of the alert's section on a
+page with a section per alert: the case is then scored on that section, ingest.units).
+Any corpus and cases file in this format works.
 """
 
 from __future__ import annotations
@@ -28,6 +30,18 @@ class Case:
     expected: str | None
     alert: Alert
     line: int
+    #: The anchor of the expected alert section of `expected`; None: the whole runbook.
+    expected_section: str | None = None
+
+    @property
+    def expected_key(self) -> str | None:
+        """What the eval compares answers with (`unit_key`)."""
+        return unit_key(self.expected, self.expected_section or "") if self.expected else None
+
+
+def unit_key(path: str, unit_anchor: str) -> str:
+    """A runbook as the eval names it: its path, and `#<anchor>` for an alert's section."""
+    return f"{path}#{unit_anchor}" if unit_anchor else path
 
 
 @dataclass(frozen=True)
@@ -54,6 +68,11 @@ def parse_case(text: str, line: int) -> Case | CaseError:
         return CaseError(line, f"case {case_id}: 'expected_doc' must be a path or null")
     if not isinstance(payload, dict):
         return CaseError(line, f"case {case_id}: 'payload' must be a webhook body (object)")
+    section = data.get("expected_section")
+    if section is not None and (not isinstance(section, str) or not section or expected is None):
+        return CaseError(
+            line, f"case {case_id}: 'expected_section' must be an anchor, with an expected_doc"
+        )
     kind, split = data.get("kind", NO_KIND), data.get("split")
     if not isinstance(kind, str) or (split is not None and not isinstance(split, str)):
         return CaseError(line, f"case {case_id}: 'kind' and 'split' must be strings")
@@ -64,7 +83,7 @@ def parse_case(text: str, line: int) -> Case | CaseError:
     if isinstance(parsed, Ignored):
         return CaseError(line, f"case {case_id}: not an incident event (the webhook ignores it)")
     path = expected.strip().removeprefix("./") if expected is not None else None
-    return Case(case_id, kind or NO_KIND, split, path, parsed.alert, line)
+    return Case(case_id, kind or NO_KIND, split, path, parsed.alert, line, section)
 
 
 def load_cases(path: Path) -> tuple[list[Case], list[CaseError]]:

@@ -19,6 +19,11 @@ Metrics, over the cases of one split, overall and per kind:
 - no-match accuracy: cases expecting no runbook that come back "no_match".
 - false-match rate: cases whose top reported match is wrong (a "matched" null case counts),
   over all cases. This is what makes on-call stop trusting the bot.
+- foreign steps: pages whose actionable part comes from outside the matched runbook unit
+  (another alert's section of the same page); the target is none.
+
+A case with `expected_section` is scored on sections: its candidates and answers are named
+`<path>#<anchor>` (quality.cases.unit_key), so a page's sibling section is a wrong answer.
 
 The last stdout line is one JSON object: metrics of the selected split, per kind, the search
 config and corpus size. `--gate` fails (exit 1) when test recall@3 or no-match accuracy falls
@@ -47,6 +52,7 @@ from enricher.index import schema
 from enricher.index.connect import open_index
 from enricher.index.embedding import Embedder
 from enricher.index.engine import EVERYTHING
+from enricher.result import Match
 from enricher.search.confidence import Model
 from enricher.search.decide import Ranking, SearchConfig
 from enricher.search.feedback import NO_FEEDBACK, Tallies
@@ -54,7 +60,7 @@ from enricher.search.searcher import Searcher, build_searcher
 from enricher.settings import Settings, load_settings
 from ingest.cache import EmbeddingCache, connect
 from ingest.sync import Syncer, SyncOptions, SyncReport
-from quality.cases import Case, CaseError, load_cases
+from quality.cases import Case, CaseError, load_cases, unit_key
 from quality.metrics import (
     RANK_DEPTH,
     Outcome,
@@ -106,21 +112,36 @@ class EvalIndex:
             points, _ = self.index.scroll(
                 EVERYTHING,
                 1_000_000,
-                fields=[schema.F_PATH, schema.F_DOC_ID, schema.F_ACTIONABLE],
+                fields=[
+                    schema.F_PATH,
+                    schema.F_DOC_ID,
+                    schema.F_ACTIONABLE,
+                    schema.F_UNIT_ANCHOR,
+                    schema.F_ANCHOR,
+                ],
             )
         except BaseException:
             self.close()
             raise
-        self.paths = frozenset(str(p.payload[schema.F_PATH]) for p in points)
-        #: Paths of the runbooks with a section that says what to do.
+        payloads = [p.payload for p in points]
+        self.paths = frozenset(str(p[schema.F_PATH]) for p in payloads)
+        #: Runbooks with a section that says what to do: by path, and by unit key.
         self.actionable = frozenset(
-            str(p.payload[schema.F_PATH])
-            for p in points
-            if p.payload.get(schema.F_ACTIONABLE) == schema.Actionable.HEADING
+            key
+            for p in payloads
+            if p.get(schema.F_ACTIONABLE) == schema.Actionable.HEADING
+            for key in (str(p[schema.F_PATH]), _key(p))
         )
-        #: Doc id by path, to leave a case's runbook out of its own search.
-        self.doc_ids = {
-            str(p.payload[schema.F_PATH]): str(p.payload[schema.F_DOC_ID]) for p in points
+        #: Doc id by unit key (the path for a whole-file runbook), to leave a case's runbook
+        #: out of its own search.
+        self.doc_ids = {_key(p): str(p[schema.F_DOC_ID]) for p in payloads}
+        #: (path, heading anchor) -> the alert section it lies in ("" outside any): where a
+        #: page's actionable part came from, read from the index, not from the search.
+        self.unit_of = {
+            (str(p[schema.F_PATH]), str(p.get(schema.F_ANCHOR, ""))): str(
+                p.get(schema.F_UNIT_ANCHOR, "")
+            )
+            for p in payloads
         }
 
     def searcher(self, config: SearchConfig | None = None, model: Model | None = None) -> Searcher:
@@ -143,10 +164,35 @@ class EvalIndex:
         self.close()
 
 
-def ranked_docs(ranking: Ranking | None) -> tuple[tuple[str, ...], tuple[float, ...]]:
-    """Candidate documents before the decision: paths and confidences, best first."""
+def _key(payload: dict[str, Any]) -> str:
+    return unit_key(str(payload[schema.F_PATH]), str(payload.get(schema.F_UNIT_ANCHOR, "")))
+
+
+def ranked_docs(
+    ranking: Ranking | None, *, sections: bool = False
+) -> tuple[tuple[str, ...], tuple[float, ...]]:
+    """Candidate documents before the decision: paths (unit keys with `sections`) and
+    confidences, best first."""
     top = ranking.candidates[:RANK_DEPTH] if ranking is not None else ()
-    return tuple(str(c.payload[schema.F_PATH]) for c in top), tuple(c.score for c in top)
+    names = tuple(_key(c.payload) if sections else str(c.payload[schema.F_PATH]) for c in top)
+    return names, tuple(c.score for c in top)
+
+
+def steps_anchor(match: Match) -> str:
+    """The anchor of the actionable section a page shows for `match`, "" when none."""
+    if match.steps is not None:
+        return match.steps.anchor
+    return match.anchor if match.actionable else ""
+
+
+def foreign_steps(matches: Sequence[Match], index: EvalIndex) -> bool | None:
+    """Whether some match shows an actionable part from outside its own runbook unit (None
+    when none shows one). The unit comes from the index, by the section's anchor."""
+    shown = [(m, steps_anchor(m)) for m in matches]
+    units = [(m, index.unit_of.get((m.path, a))) for m, a in shown if a]
+    if not units:
+        return None
+    return any(unit != m.unit_anchor for m, unit in units)
 
 
 def run_case(
@@ -173,25 +219,33 @@ def run_case_ranked(
     """One case through the webhook's search, and the ranking it was decided on.
     `leave_out`: with its expected runbook left out of the index, so the right answer
     becomes "no confident match". `feedback`: votes for the alert's name (quality.replay)."""
-    left_out = case.expected if leave_out else None
+    sections = case.expected_section is not None
+    expected = case.expected_key
+    left_out = expected if leave_out else None
     exclude = index.doc_ids.get(left_out) if left_out else None
     result, ranking = searcher.search_ranked(case.alert, now, exclude=exclude, feedback=feedback)
-    docs, scores = ranked_docs(ranking)
+    docs, scores = ranked_docs(ranking, sections=sections)
+
+    def name(match: Match) -> str:
+        return unit_key(match.path, match.unit_anchor) if sections else match.path
+
     top = result.matches[0] if result.matches else None
     shows_steps = top is not None and (top.actionable or top.steps is not None)
     outcome = Outcome(
         id=case.id,
         kind=case.kind,
         split=case.split,
-        expected=None if left_out else case.expected,
+        expected=None if left_out else expected,
         status=result.status,
         tier=result.tier,
         docs=docs,
         scores=scores,
-        top=top.path if top else None,
-        leads=tuple(m.path for m in result.leads),
+        top=name(top) if top else None,
+        leads=tuple(name(m) for m in result.leads),
         left_out=left_out,
-        actionable=shows_steps if top is not None and top.path in index.actionable else None,
+        actionable=shows_steps if top is not None and name(top) in index.actionable else None,
+        shown=tuple((m.path, m.unit_anchor, steps_anchor(m)) for m in result.matches),
+        foreign_steps=foreign_steps([*result.matches, *result.leads], index),
     )
     return outcome, ranking
 
@@ -206,7 +260,7 @@ def run_cases(
         outcomes += [
             run_case(searcher, case, now, index, leave_out=True)
             for case in cases
-            if case.expected in index.doc_ids
+            if case.expected_key in index.doc_ids
         ]
     return outcomes
 
@@ -280,7 +334,12 @@ def evaluate(
         return Evaluation(
             runs=runs,
             errors=tuple(errors),
-            unknown_expected=tuple(c for c in cases if c.expected and c.expected not in idx.paths),
+            unknown_expected=tuple(
+                c
+                for c in cases
+                if c.expected
+                and (c.expected not in idx.paths or c.expected_key not in idx.doc_ids)
+            ),
             source_errors=tuple(f"{e.path}: {e.reason}" for e in idx.sync.errors),
             documents=idx.sync.indexed_docs,
             chunks=idx.sync.indexed_chunks,
@@ -342,6 +401,8 @@ def report_text(evaluation: Evaluation, split: str, *, failures: bool = False) -
         "falseM: wrong runbooks over matched answers; leads: missed cases whose runbook was a",
         "lead; steps: matched pages showing an actionable section when the runbook has one):",
         metrics_table(kind_rows(main)),
+        f"pages showing an actionable part from another alert's section: "
+        f"{compute_metrics(main).foreign_steps}",
         "",
         "by split:",
         metrics_table(

@@ -46,6 +46,12 @@ class Outcome:
     #: For a matched page whose runbook has a section saying what to do: whether the page
     #: shows one. None otherwise.
     actionable: bool | None = None
+    #: Each reported match: (path, its alert section's anchor or "", the anchor of the
+    #: actionable section the page shows for it or "").
+    shown: tuple[tuple[str, str, str], ...] = ()
+    #: Some match shows an actionable part from outside its own runbook unit (another
+    #: alert's section of the same page). None when no match shows one.
+    foreign_steps: bool | None = None
 
     @property
     def rank(self) -> int | None:
@@ -79,6 +85,11 @@ class Outcome:
             "leads": list(self.leads),
             "left_out": self.left_out,
             "actionable": self.actionable,
+            "matches": [
+                {"doc": doc, "section": section, "steps_section": steps}
+                for doc, section, steps in self.shown
+            ],
+            "foreign_steps": self.foreign_steps,
         }
 
 
@@ -103,6 +114,8 @@ class Metrics:
     false_match_share: float | None = None
     #: Matched pages whose runbook has an actionable section that show one.
     actionable_share: float | None = None
+    #: Pages showing an actionable part from another alert's section (the target is 0).
+    foreign_steps: int = 0
 
     def to_json(self) -> dict[str, Any]:
         def r(value: float | None) -> float | None:
@@ -123,6 +136,7 @@ class Metrics:
             "null_leads_shown": r(self.null_leads_shown),
             "false_match_share": r(self.false_match_share),
             "actionable_share": r(self.actionable_share),
+            "foreign_steps": self.foreign_steps,
         }
 
 
@@ -178,6 +192,7 @@ def compute_metrics(outcomes: Sequence[Outcome]) -> Metrics:
             sum(o.actionable is True for o in outcomes),
             sum(o.actionable is not None for o in outcomes),
         ),
+        foreign_steps=sum(o.foreign_steps is True for o in outcomes),
     )
 
 

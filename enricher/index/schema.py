@@ -22,7 +22,13 @@ SPARSE = "bm25"
 SCHEMA_VERSION = 1
 
 # Payload fields, written by ingest and read by search.
+#: The runbook unit search keys on: the file's doc id ("<source>:<path>"), or for an alert's
+#: section of a page with a section per alert, "<source>:<path>#<anchor>" (ingest.units).
 F_DOC_ID = "doc_id"
+#: The file (page) the unit is read from: what sync skips, refreshes and prunes as a whole.
+F_PAGE_ID = "page_id"
+#: The anchor of the unit's alert heading on its page; "" for a runbook that is a whole file.
+F_UNIT_ANCHOR = "unit_anchor"
 F_SOURCE = "source"
 F_PATH = "path"
 F_TITLE = "title"
@@ -48,7 +54,7 @@ F_PATH_KEY = "path_key"
 F_ACTIONABLE = "actionable"
 #: Where a person reads the runbook (a git host's blob URL), when ingest could tell.
 F_URL = "url"
-#: On the first chunk of each document only: the term ids of the whole document, and of its
+#: On the first chunk of each runbook unit only: the term ids of the whole unit, and of its
 #: name (title and alert names). The decision measures coverage with them (index.stats).
 F_DOC_TERMS = "doc_terms"
 F_NAME_TERMS = "name_terms"
@@ -57,6 +63,8 @@ KEYWORD_INDEXES = (
     F_ALERT_NAMES,
     F_SERVICES,
     F_DOC_ID,
+    F_PAGE_ID,
+    F_UNIT_ANCHOR,
     F_ALERT_KEYS,
     F_SERVICE_KEYS,
     F_METRICS,

@@ -4,6 +4,7 @@ One search, in order:
 
 1. `runbook_url`: when the alert links a runbook that is indexed, that runbook is the
    match (tier "runbook_url"); a link to nothing indexed is noted and the search goes on.
+   A `#fragment` picks the section of a page with a section per alert.
 2. The alert's exact name: runbooks listing it are the match ("alert_name", or
    "alert_name+service" when the service agrees).
 3. Otherwise a hybrid Qdrant query (dense + BM25 prefetch fused by RRF, once unfiltered and
@@ -11,6 +12,10 @@ One search, in order:
    lexical scores, and the corpus statistics give the names reading. enricher.search.
    evidence fuses them per document and computes each top candidate's features; the
    confidence model turns those into the probability the page shows.
+
+Everything here works on runbook units (ingest.units): a page with a section per alert is
+one unit per alert, so sibling sections compete as sibling files do, and what to do comes
+only from inside the matched unit.
 
 Backend faults raise SearchUnavailable inside and come back as status "unavailable".
 """
@@ -20,7 +25,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import unquote, urlsplit
 
 import numpy as np
@@ -58,8 +63,21 @@ log = structlog.get_logger(__name__)
 QUOTE_SCAN_LIMIT = 256
 #: How often a long-running searcher re-reads the corpus statistics a sync rewrote.
 STATS_REFRESH_S = 30.0
-#: Chunks of one document read when looking for its first actionable section.
+#: Chunks of one runbook unit read when looking for its first actionable section.
 SECTION_SCAN_LIMIT = 64
+
+
+class Steps(NamedTuple):
+    """What a page shows of a runbook's actionable part beside the matched chunk."""
+
+    #: The unit's first actionable section, when the matched chunk is not one.
+    section: Section | None
+    #: Nothing in the unit says what to do: the page says so, and borrows nothing.
+    absent: bool
+
+
+#: The matched chunk itself says what to do.
+NO_STEPS_NEEDED = Steps(None, absent=False)
 
 
 class Searcher:
@@ -140,10 +158,10 @@ class Searcher:
         keep = _without(exclude)
         unresolved: str | None = None
         if alert.runbook_url and self.config.tiers:
-            linked = self._linked(alert.runbook_url, keep)
+            linked, indexed = self._linked(alert.runbook_url, keep)
             if linked is not None:
                 return Ranking((Candidate(linked, 1.0),), "runbook_url")
-            unresolved = alert.runbook_url
+            unresolved = None if indexed else alert.runbook_url
         stats = self._corpus_stats()
         dense = self.embedder.dense_query(query.dense_text)
         sparse = self.embedder.sparse_query(query.sparse_text)
@@ -217,14 +235,46 @@ class Searcher:
 
     # --- index reads ---
 
-    def _linked(self, url: str, keep: tuple[Condition, ...]) -> dict[str, Any] | None:
+    def _linked(
+        self, url: str, keep: tuple[Condition, ...]
+    ) -> tuple[dict[str, Any] | None, bool]:
         """The first chunk of the runbook `url` names (`_url_keys`), case-insensitively
-        (`.../runbooks/kubernetes/kubepodcrashlooping` names kubernetes/KubePodCrashLooping.md)."""
+        (`.../runbooks/kubernetes/kubepodcrashlooping` names kubernetes/KubePodCrashLooping.md),
+        and whether it names anything indexed. A `#fragment` names a section of that page:
+        the alert section it is the heading of, or the one holding that heading. A page
+        with a section per alert, linked without one, names several runbooks: the link
+        decides nothing, but it is not a link to nothing."""
+        fragment = _fragment(url)
+        first = Equals(schema.F_CHUNK_INDEX, 0)
+        known = False
         for key, value in _url_keys(url, self.config.runbook_base_url):
-            first = Equals(schema.F_CHUNK_INDEX, 0)
-            points = self._scroll(Filter(must=(Equals(key, value), first), must_not=keep), 2)
+            named = Equals(key, value)
+            if fragment and key == schema.F_PATH_KEY:
+                section = self._section(named, fragment, keep)
+                if section is not None:
+                    return section, True
+            points = self._scroll(Filter(must=(named, first), must_not=keep), 2)
             if len(points) == 1:  # several runbooks under one name: the link decides nothing
+                return points[0].payload, True
+            known = known or bool(points)
+        return None, known
+
+    def _section(
+        self, page: Condition, fragment: str, keep: tuple[Condition, ...]
+    ) -> dict[str, Any] | None:
+        """The first chunk of the unit of `page` that the anchor `fragment` lies in."""
+        first = Equals(schema.F_CHUNK_INDEX, 0)
+        for anchor in dict.fromkeys((fragment, fragment.lower())):
+            unit = Equals(schema.F_UNIT_ANCHOR, anchor)
+            points = self._scroll(Filter(must=(page, unit, first), must_not=keep), 2)
+            if len(points) == 1:
                 return points[0].payload
+            holding = self._scroll(
+                Filter(must=(page, Equals(schema.F_ANCHOR, anchor)), must_not=keep), 2
+            )
+            units = {str(p.payload[schema.F_DOC_ID]) for p in holding}
+            if len(units) == 1:
+                return self._first_chunks(list(units)).get(units.pop())
         return None
 
     def _named(
@@ -300,23 +350,27 @@ class Searcher:
             return []
         return [p.payload for p in points]
 
-    def _steps(self, candidate: Candidate) -> Section | None:
-        """The runbook's first actionable section when the matched chunk is not one: a
-        symptom-worded alert matches Meaning or Background, and on-call needs what to do."""
-        if candidate.payload.get(schema.F_ACTIONABLE, 0) == Actionable.HEADING:
-            return None
-        of_doc = Equals(schema.F_DOC_ID, candidate.doc_id)
-        points = self._scroll(Filter(must=(of_doc,)), SECTION_SCAN_LIMIT)
+    def _steps(self, candidate: Candidate) -> Steps:
+        """The unit's first actionable section when the matched chunk is not one: a
+        symptom-worded alert matches Meaning or Background, and on-call needs what to do.
+        Read from the matched unit only: on a page with a section per alert, another
+        alert's fix is never shown."""
+        matched = candidate.payload.get(schema.F_ACTIONABLE, 0)
+        if matched == Actionable.HEADING:
+            return NO_STEPS_NEEDED
+        of_unit = Equals(schema.F_DOC_ID, candidate.doc_id)
+        points = self._scroll(Filter(must=(of_unit,)), SECTION_SCAN_LIMIT)
         chunks = sorted((p.payload for p in points), key=lambda p: p[schema.F_CHUNK_INDEX])
         best = max((c.get(schema.F_ACTIONABLE, 0) for c in chunks), default=0)
-        if best == 0 or best <= candidate.payload.get(schema.F_ACTIONABLE, 0):
-            return None
+        if best <= matched:
+            return Steps(None, absent=best == Actionable.NONE)
         first = next(c for c in chunks if c.get(schema.F_ACTIONABLE, 0) == best)
-        return Section(
+        section = Section(
             section=str(first[schema.F_SECTION]),
             anchor=str(first.get(schema.F_ANCHOR, "")),
             text=str(first[schema.F_TEXT]),
         )
+        return Steps(section, absent=False)
 
     def _scroll(self, flt: Filter, limit: int) -> list[Record]:
         try:
@@ -353,7 +407,7 @@ class Searcher:
         candidate: Candidate,
         now: datetime,
         vouched: Mapping[str, tuple[str, ...]],
-        steps: Section | None,
+        steps: Steps | None,
     ) -> Match:
         p = candidate.payload
         updated = datetime.fromisoformat(str(p[schema.F_LAST_UPDATED]))
@@ -370,10 +424,12 @@ class Searcher:
             text=str(p[schema.F_TEXT]),
             revision=str(p.get(schema.F_REVISION, "")),
             anchor=str(p.get(schema.F_ANCHOR, "")),
+            unit_anchor=str(p.get(schema.F_UNIT_ANCHOR, "")),
             url=str(p.get(schema.F_URL, "")),
             actionable=p.get(schema.F_ACTIONABLE, 0) == Actionable.HEADING,
             quoted_metrics=tuple(vouched.get(candidate.doc_id, ())),
-            steps=steps,
+            steps=steps.section if steps else None,
+            no_steps=steps.absent if steps else False,
             feedback=candidate.feedback,
         )
 
@@ -384,10 +440,19 @@ def _without(doc_id: str | None) -> tuple[Condition, ...]:
     return (Equals(schema.F_DOC_ID, doc_id),)
 
 
+def _fragment(url: str) -> str:
+    """The section a link names (`...#etcdnoleader`), "" without one."""
+    try:
+        return unquote(urlsplit(url).fragment).strip()
+    except ValueError:
+        return ""
+
+
 def _url_keys(url: str, base_url: str | None = None) -> list[tuple[str, str]]:
     """What a runbook link may name, most specific first: under `base_url`, the rest of the
-    link as a runbook path; then its last two path segments as a runbook path, and its last
-    one as an alert name."""
+    link as a runbook path; then its last two path segments as a runbook path; then its
+    `#fragment` as an alert name (the anchor of an alert's heading on a page with a section
+    per alert), and its last segment as one."""
     try:
         path = unquote(urlsplit(url).path)
         base = unquote(urlsplit(base_url).path) if base_url else None
@@ -401,7 +466,9 @@ def _url_keys(url: str, base_url: str | None = None) -> list[tuple[str, str]]:
     segments = [s for s in path.lower().removesuffix(".md").split("/") if s]
     if len(segments) >= 2:
         keys.append((schema.F_PATH_KEY, "/".join(segments[-2:])))
-    if segments and (key := name_key(segments[-1])):
+    if key := name_key(_fragment(url)):
+        keys.append((schema.F_ALERT_KEYS, key))
+    if segments and (key := name_key(segments[-1])) and (schema.F_ALERT_KEYS, key) not in keys:
         keys.append((schema.F_ALERT_KEYS, key))
     return keys
 
@@ -444,9 +511,13 @@ def _share(found: frozenset[str], wanted: Sequence[str]) -> float:
 
 
 def _names(payload: Mapping[str, Any]) -> list[str]:
-    """What a runbook is called: its file name, title and listed alert names."""
+    """What a runbook is called: its file name (unless it is an alert's section of a page,
+    named by its heading alone), title and listed alert names."""
+    names = [str(payload.get(schema.F_TITLE, "")), *payload.get(schema.F_ALERT_NAMES, [])]
+    if payload.get(schema.F_UNIT_ANCHOR):
+        return names
     stem = str(payload.get(schema.F_PATH, "")).rsplit("/", 1)[-1].removesuffix(".md")
-    return [stem, str(payload.get(schema.F_TITLE, "")), *payload.get(schema.F_ALERT_NAMES, [])]
+    return [stem, *names]
 
 
 def _has_service_payload(payload: Mapping[str, Any], query: Query) -> bool:

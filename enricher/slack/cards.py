@@ -9,7 +9,9 @@ there is no confident match or search is down.
 Slack collapses long attachment content behind "Show more" (at 700 characters or 5 lines
 for attachment text). So each card opens with one section that stays within that fold: the
 runbook title and section, then the first actionable lines (the runbook's steps when the
-search found them, `Match.steps`, else the matched section's first lines). The source line
+search found them, `Match.steps`, else the matched section's first lines). A runbook with
+nothing that says what to do (`Match.no_steps`: on a page with a section per alert, the
+alert's own section) says so there instead of borrowing another section's steps. The source line
 (path, source root, revision, score, stale warning) follows, then the rest of the text.
 """
 
@@ -46,6 +48,7 @@ __all__ = [
     "LEADS_TEXT",
     "LIKELY_TEXT",
     "NO_MATCH_TEXT",
+    "NO_STEPS_TEXT",
     "UNAVAILABLE_TEXT",
     "Budget",
     "color_for",
@@ -86,6 +89,7 @@ _SEVERITY_COLOR = {
 NO_MATCH_TEXT = "🔍 No confident runbook match for this alert."
 LEADS_TEXT = "Closest runbook, *below the confidence bar*: check it fits before following it."
 LIKELY_TEXT = "*Likely* the alert's runbook, though *below the confidence bar*"
+NO_STEPS_TEXT = "_No steps here: this runbook section has no fix, investigation or commands._"
 UNAVAILABLE_TEXT = (
     "⚠️ Runbook search is unavailable right now — this page was sent without runbook context."
 )
@@ -224,12 +228,14 @@ def match_card(match: Match, color: str, base: str | None, budget: Budget) -> Ca
     steps = match.steps
     lead_anchor = steps.anchor if steps else None
     heading = _heading(match, _match_url(base, match, lead_anchor), lead_section(match), width)
+    if match.no_steps:
+        heading += "\n" + NO_STEPS_TEXT
     fold_room = max(0, min(FOLD_CHARS - _shown_length(heading) - 1, budget.fold))
     room = budget.match_text
     head, rest = fold_markdown(
         steps.text if steps else match.text,
         fold_chars=fold_room,
-        fold_lines=FOLD_LINES - 1,
+        fold_lines=FOLD_LINES - 1 - heading.count("\n"),
         limit=room if steps is None else room // 3,
     )
     blocks = [

@@ -16,7 +16,6 @@ from ingest.chunking import (
     chunk_markdown,
     document_title,
     embed_text,
-    slugify,
 )
 from ingest.document import Chunk
 
@@ -240,23 +239,6 @@ class TestActionable:
 
 
 class TestAnchors:
-    @pytest.mark.parametrize(
-        ("heading", "anchor"),
-        [
-            ("Scale up", "scale-up"),
-            ("Restart the pods (fast!)", "restart-the-pods-fast"),
-            ("Use `kubectl rollout`", "use-kubectl-rollout"),
-            ("TLS/SSL: what's wrong?", "tlsssl-whats-wrong"),
-            ("pg_basebackup & friends", "pg_basebackup--friends"),
-            ("Step 2 - rebuild", "step-2---rebuild"),
-            ("See [the wiki](https://wiki/x)", "see-the-wiki"),
-            ("Überprüfen", "überprüfen"),
-        ],
-    )
-    def test_slug_is_github_style(self, heading: str, anchor: str) -> None:
-        """Lowercase, punctuation dropped except '-' and '_', spaces become '-'."""
-        assert slugify(heading) == anchor
-
     def test_chunk_anchor_is_the_deepest_heading(self) -> None:
         """A nested section's anchor is its own heading's slug."""
         chunks = chunk("## Mitigation\nx\n### Scale up!\ny\n", min_chars=0)

@@ -404,7 +404,7 @@ class TestMemo:
         cache = EmbeddingCache(connect(settings.redis_url), embedder.identity.dense)
         syncer = Syncer(index, embedder, cache, memo)
         assert sync(syncer, corpus).indexed_docs == 2
-        assert len(memo.documents) == 2 and len(memo.chunks) == 2
+        assert len(memo.documents) == 2 and len(memo.units) == 2
         remembered = dict(memo.documents)
         assert sync(syncer, corpus).skipped == 2
         assert memo.documents == remembered
@@ -414,7 +414,7 @@ class TestMemo:
         assert (report.indexed_docs, report.skipped) == (1, 1)
         points, _ = index.scroll(EVERYTHING, 1000)
         assert any("WAL volume" in str(p.payload["text"]) for p in points)
-        assert len(memo.documents) == 2 and len(memo.chunks) == 2
+        assert len(memo.documents) == 2 and len(memo.units) == 2
 
 
 class TestChunkSettings:
@@ -429,3 +429,139 @@ class TestChunkSettings:
         )
         assert report.indexed_docs == 2
         assert report.skipped == 0
+
+
+OPS_PAGE = """# Storage operations
+
+The storage team's runbook: one section per alert.
+
+## DiskAlmostFull
+
+The data volume is above 90 percent and writes will start failing within hours.
+
+### How to investigate
+
+Find the biggest folders on the volume with du and compare them with last week.
+
+### How to fix
+
+```
+kubectl exec deploy/store -- rm -rf /data/tmp/*
+```
+
+## DiskReadErrors
+
+The kernel logs read errors for the data disk; a failing device returns bad sectors.
+
+### How to investigate
+
+Read dmesg on the node and check the SMART counters of the device.
+
+## DiskLatencyHigh
+
+Reads and writes on the data disk take longer than 50 ms at the 99th percentile.
+
+### How to fix
+
+Move the noisiest tenant to another node with the rebalance tool.
+
+## Contacts
+
+Page the storage lead for anything not covered here.
+"""
+
+
+class TestMultiAlertPages:
+    """A page with a section per alert is indexed as one runbook unit per alert, and kept,
+    refreshed and pruned as one file."""
+
+    def payloads(self, index: Index) -> list[dict[str, object]]:
+        points, _ = index.scroll(EVERYTHING, 1000)
+        return [p.payload or {} for p in points]
+
+    def test_units_are_indexed_with_their_page(
+        self, tmp_path: Path, index: Index, settings: Settings, embedder: Embedder
+    ) -> None:
+        root = tmp_path / "runbooks"
+        write(root, "storage/operations.md", OPS_PAGE)
+        report = sync(make_syncer(index, settings, embedder), root)
+        assert (report.indexed_docs, report.skipped) == (1, 0)
+        page = "runbooks:storage/operations.md"
+        units: dict[str, list[dict[str, object]]] = {}
+        for payload in self.payloads(index):
+            assert payload[schema.F_PAGE_ID] == page
+            assert payload[schema.F_PATH] == "storage/operations.md"
+            units.setdefault(str(payload[schema.F_DOC_ID]), []).append(payload)
+        assert sorted(units) == [
+            page,
+            f"{page}#diskalmostfull",
+            f"{page}#disklatencyhigh",
+            f"{page}#diskreaderrors",
+        ]
+        full = units[f"{page}#diskalmostfull"]
+        assert sorted(int(str(p[schema.F_CHUNK_INDEX])) for p in full) == list(range(len(full)))
+        assert {str(p[schema.F_UNIT_ANCHOR]) for p in full} == {"diskalmostfull"}
+        assert {str(p[schema.F_ALERT_NAMES]) for p in full} == {str(["DiskAlmostFull"])}
+        assert not any("dmesg" in str(p[schema.F_TEXT]) for p in full)
+        (first,) = index.retrieve([schema.point_id(f"{page}#diskalmostfull", 0)])
+        assert first.payload[schema.F_DOC_TERMS] and first.payload[schema.F_NAME_TERMS]
+        stats = schema.read_stats(index)
+        assert stats is not None and stats.documents == 4
+
+    def test_an_unchanged_page_is_skipped_and_a_removed_section_pruned(
+        self, tmp_path: Path, index: Index, settings: Settings, embedder: Embedder
+    ) -> None:
+        root = tmp_path / "runbooks"
+        path = write(root, "storage/operations.md", OPS_PAGE)
+        syncer = make_syncer(index, settings, embedder)
+        sync(syncer, root)
+        again = sync(syncer, root)
+        assert (again.indexed_docs, again.skipped, again.embedded) == (0, 1, 0)
+        gone = "runbooks:storage/operations.md#diskreaderrors"
+        held = sum(1 for p in self.payloads(index) if p[schema.F_DOC_ID] == gone)
+        start = OPS_PAGE.index("## DiskReadErrors")
+        path.write_text(OPS_PAGE[:start] + OPS_PAGE[OPS_PAGE.index("## DiskLatencyHigh") :])
+        report = sync(syncer, root)
+        assert (report.indexed_docs, report.pruned_chunks, report.removed_docs) == (1, held, 0)
+        assert not any(p[schema.F_DOC_ID] == gone for p in self.payloads(index))
+        path.unlink()
+        report = sync(syncer, root)
+        assert report.removed_docs == 1 and self.payloads(index) == []
+
+    def test_a_page_cut_later_leaves_no_chunk_of_the_whole(
+        self, tmp_path: Path, index: Index, settings: Settings, embedder: Embedder
+    ) -> None:
+        """A page first indexed whole (one alert section, or an index from before units)
+        and then cut keeps only its units' chunks: the whole page's extra ones are pruned."""
+        root = tmp_path / "runbooks"
+        first_two = OPS_PAGE[: OPS_PAGE.index("## DiskReadErrors")]
+        path = write(root, "storage/operations.md", first_two + "## Contacts\nPage the lead.\n")
+        syncer = make_syncer(index, settings, embedder)
+        sync(syncer, root)
+        page = "runbooks:storage/operations.md"
+        assert {p[schema.F_DOC_ID] for p in self.payloads(index)} == {page}
+        path.write_text(OPS_PAGE)
+        report = sync(syncer, root)
+        assert report.indexed_docs == 1 and report.pruned_chunks > 0
+        held: dict[str, list[int]] = {}
+        for p in self.payloads(index):
+            chunk = int(str(p[schema.F_CHUNK_INDEX]))
+            held.setdefault(str(p[schema.F_DOC_ID]), []).append(chunk)
+        assert len(held) == 4
+        assert all(sorted(i) == list(range(len(i))) for i in held.values())
+        whole = [p for p in self.payloads(index) if p[schema.F_DOC_ID] == page]
+        assert not any("biggest folders" in str(p[schema.F_TEXT]) for p in whole)
+
+    def test_a_revision_refresh_reaches_every_unit(
+        self, tmp_path: Path, index: Index, settings: Settings, embedder: Embedder
+    ) -> None:
+        root = tmp_path / "runbooks"
+        path = write(root, "storage/operations.md", "---\nowner: storage\n---\n" + OPS_PAGE)
+        syncer = make_syncer(index, settings, embedder)
+        sync(syncer, root)
+        path.write_text("---\n# a comment only\nowner: storage\n---\n" + OPS_PAGE)
+        report = sync(syncer, root)
+        assert (report.skipped, report.embedded) == (1, 0)
+        revisions = {str(p[schema.F_REVISION]) for p in self.payloads(index)}
+        expected = hashlib.sha256(path.read_bytes()).hexdigest()
+        assert revisions == {expected}

@@ -379,3 +379,104 @@ class TestMain:
                                         "expected markdown",)
         assert [c.id for c in result.unknown_expected] == ["exact-pg-lag"]
         assert result.main.outcomes[0].rank is None
+
+
+SECTION_PAGE = """# Queue operations
+
+One section per alert of the message queue.
+
+## QueueDepthHigh
+
+### What it means
+
+Messages pile up in the queue faster than the consumers take them.
+
+### How to fix
+
+Scale the consumers out with `kubectl scale deploy/consumer --replicas=8`.
+
+## QueueBrokerDown
+
+### What it means
+
+A broker stopped answering health checks and its partitions moved away.
+
+### How to fix
+
+Restart it with `systemctl restart queue-broker` on the broker host.
+"""
+
+
+def section_case(case_id: str, alertname: str, section: str | None, **extra: Any) -> str:
+    body = {
+        "version": "4",
+        "status": "firing",
+        "alerts": [
+            {
+                "status": "firing",
+                "labels": {"alertname": alertname, "service": "queue"},
+                "annotations": {"summary": f"{alertname} firing"},
+                "startsAt": "2026-11-28T00:00:00Z",
+            }
+        ],
+    }
+    line: dict[str, Any] = {"id": case_id, "payload": body, "kind": "section_exact"}
+    line["expected_doc"] = "queue/operations.md" if section else None
+    if section:
+        line["expected_section"] = section
+    return json.dumps({**line, **extra})
+
+
+class TestSections:
+    def test_a_case_may_name_the_expected_section(self) -> None:
+        case = parse_case(section_case("s1", "QueueDepthHigh", "queuedepthhigh"), 1)
+        assert isinstance(case, Case)
+        assert (case.expected_section, case.expected_key) == (
+            "queuedepthhigh",
+            "queue/operations.md#queuedepthhigh",
+        )
+
+    @pytest.mark.parametrize(
+        "extra",
+        [{"expected_section": ""}, {"expected_section": 3}, {"expected_doc": None}],
+    )
+    def test_a_section_needs_an_anchor_and_a_document(self, extra: dict[str, Any]) -> None:
+        line = section_case("s1", "QueueDepthHigh", "queuedepthhigh", **extra)
+        error = parse_case(line, 4)
+        assert isinstance(error, CaseError) and "'expected_section'" in error.reason
+
+    def test_sections_are_scored_and_listed_per_match(
+        self, tmp_path: Path, embedder: Embedder
+    ) -> None:
+        """Each match's section and the section its steps come from are in the out row; a
+        sibling section is a wrong answer."""
+        root = tmp_path / "runbooks"
+        (root / "queue").mkdir(parents=True)
+        (root / "queue" / "operations.md").write_text(SECTION_PAGE)
+        cases_file = tmp_path / "cases.jsonl"
+        cases_file.write_text(
+            section_case("depth", "QueueDepthHigh", "queuedepthhigh")
+            + "\n"
+            + section_case("wrong", "QueueBrokerDown", "queuedepthhigh")
+            + "\n"
+        )
+        cases, errors = load_cases(cases_file)
+        settings = Settings(models_dir=MODELS_DIR, redis_url=NO_REDIS)
+        result = evaluate(root, cases, errors, settings=settings, embedder=embedder)
+        depth, wrong = result.main.outcomes
+        assert (depth.top, depth.right) == ("queue/operations.md#queuedepthhigh", True)
+        (row,) = [m for m in depth.to_json()["matches"] if m["section"] == "queuedepthhigh"]
+        assert row["doc"] == "queue/operations.md"
+        # A short "What it means" takes in the fix below it: either anchor is this section's.
+        assert row["steps_section"] in ("how-to-fix", "what-it-means")
+        assert depth.foreign_steps is False
+        assert (wrong.top, wrong.right, wrong.wrong) == (
+            "queue/operations.md#queuebrokerdown",
+            False,
+            True,
+        )
+        assert compute_metrics([depth, wrong]).foreign_steps == 0
+
+    def test_steps_from_another_section_are_counted(self) -> None:
+        foreign = replace(outcome("a", None, "matched", ("p.md#a",)), foreign_steps=True)
+        assert compute_metrics([foreign, outcome("b", None, "no_match", ())]).foreign_steps == 1

@@ -125,6 +125,7 @@ class TestTiers:
         assert _url_keys(url, base) == [
             (schema.F_PATH_KEY, "team a/postgres/postgresdiskfull"),
             (schema.F_PATH_KEY, "postgres/postgresdiskfull"),
+            (schema.F_ALERT_KEYS, "mitigation"),
             (schema.F_ALERT_KEYS, "postgresdiskfull"),
         ]
         assert _url_keys("https://elsewhere.example.com/a/b", base)[0] == (
@@ -263,13 +264,117 @@ class TestTiers:
                 schema.F_METRICS,
                 schema.F_ACTIONABLE,
                 schema.F_URL,
+                schema.F_PAGE_ID,
+                schema.F_UNIT_ANCHOR,
             ):
                 assert field in payload
             first = payload[schema.F_CHUNK_INDEX] == 0
             assert (schema.F_DOC_TERMS in payload) is first
             assert (schema.F_NAME_TERMS in payload) is first
         stats = schema.read_stats(searcher.index)
-        assert stats is not None and stats.documents == 48
+        units = {p.payload[schema.F_DOC_ID] for p in points}
+        assert stats is not None and stats.documents == len(units) > 49
+
+
+OPS_PAGE = "objectstore/operations.md"
+OPS_URL = "https://git.example.com/acme/runbooks/blob/main/objectstore/operations.md"
+
+
+class TestSectionsOfOnePage:
+    """golden's objectstore/operations.md holds a section per alert: each is a runbook."""
+
+    @pytest.mark.parametrize(
+        ("name", "section", "number"),
+        [
+            ("ObjectStoreCapacityWarning", "objectstorecapacitywarning", 2),
+            ("ObjectStoreCapacityCritical", "objectstorecapacitycritical", 3),
+            ("ObjectStoreReplicationStopped", "objectstorereplicationstopped", 5),
+        ],
+    )
+    def test_an_alert_named_like_a_heading_gets_that_section_and_its_own_fix(
+        self, searcher: Searcher, name: str, section: str, number: int
+    ) -> None:
+        """`number`: the page's repeated "How to fix" headings are numbered by section, so
+        the anchor of what the page shows says which section it came from."""
+        result = searcher.search(alert(name, "objectstore", "object store alert firing"))
+        assert (result.status, result.tier) == ("matched", "alert_name+service")
+        top = result.matches[0]
+        assert (top.path, top.unit_anchor) == (OPS_PAGE, section)
+        assert top.doc_id == f"runbooks:{OPS_PAGE}#{section}"
+        shown = top.steps.anchor if top.steps else top.anchor
+        assert (top.actionable or top.steps is not None) and not top.no_steps
+        assert shown.startswith("how-to-") and shown.endswith(f"-{number}")
+
+    def test_the_fix_shown_is_never_another_alert_s(self, searcher: Searcher) -> None:
+        """The investigate section of the quota alert is matched; the steps beside it come
+        from the quota section, not from the first fix on the page."""
+        result = searcher.search(alert("ObjectStoreBucketQuotaExceeded", None, "bucket full"))
+        top = result.matches[0]
+        assert top.unit_anchor == "objectstorebucketquotaexceeded"
+        unit = {
+            p.payload[schema.F_ANCHOR]
+            for p in searcher.index.scroll(
+                Filter(must=(Equals(schema.F_DOC_ID, top.doc_id),)), 100
+            )[0]
+        }
+        assert top.anchor in unit
+        assert top.steps is None or top.steps.anchor in unit
+
+    def test_a_section_without_steps_says_so_and_borrows_none(self, searcher: Searcher) -> None:
+        result = searcher.search(alert("ObjectStoreVersionSkew", "objectstore", "mixed releases"))
+        top = result.matches[0]
+        assert top.unit_anchor == "objectstoreversionskew"
+        assert (top.steps, top.no_steps, top.actionable) == (None, True, False)
+
+    @pytest.mark.parametrize(
+        ("fragment", "section"),
+        [
+            ("objectstorescruberrors", "objectstorescruberrors"),
+            ("ObjectStoreScrubErrors", "objectstorescruberrors"),
+            # A subsection's anchor names the alert section holding it.
+            ("how-to-fix-9", "objectstorescruberrors"),
+        ],
+    )
+    def test_a_runbook_url_fragment_resolves_to_its_section(
+        self, searcher: Searcher, fragment: str, section: str
+    ) -> None:
+        url = f"{OPS_URL}#{fragment}"
+        linked = replace(alert("TeamAlert42", None, "disk trouble"), runbook_url=url)
+        result = searcher.search(linked)
+        assert (result.status, result.tier) == ("matched", "runbook_url")
+        assert (result.matches[0].path, result.matches[0].unit_anchor) == (OPS_PAGE, section)
+
+    def test_a_link_to_the_whole_page_leaves_the_alert_s_name_to_decide(
+        self, searcher: Searcher
+    ) -> None:
+        """Without a fragment the link names every section: it decides nothing, and it is
+        no link to nothing either (the page does not say so)."""
+        named = alert("ObjectStoreNodeDown", "objectstore", "node gone")
+        linked = replace(named, runbook_url=OPS_URL)
+        result = searcher.search(linked)
+        assert (result.tier, result.unresolved_url) == ("alert_name+service", None)
+        assert result.matches[0].unit_anchor == "objectstorenodedown"
+
+    def test_a_published_page_s_fragment_names_the_alert(self, searcher: Searcher) -> None:
+        """A link to the page where it is published, elsewhere than its path: the anchor of
+        the alert's heading is the alert's name."""
+        url = "https://docs.example.com/operations/#objectstorenodedown"
+        result = searcher.search(replace(alert("Pager7", None, "host gone"), runbook_url=url))
+        assert result.tier == "runbook_url"
+        assert result.matches[0].unit_anchor == "objectstorenodedown"
+
+    def test_siblings_compete_as_separate_runbooks(self, searcher: Searcher) -> None:
+        """A renamed alert is scored against the page's sections one by one."""
+        ranking = searcher.rank(
+            alert(
+                "BlobShardChecksumMismatch",
+                "blobstore",
+                "weekly scrub found corrupted shards",
+                "Silent corruption detected; objects still readable from the other shards.",
+            )
+        )
+        units = [c.payload[schema.F_UNIT_ANCHOR] for c in ranking.candidates[:3]]
+        assert units[0] == "objectstorescruberrors" and len(set(units)) == len(units)
 
 
 class TestSearchCli:

@@ -13,7 +13,7 @@ import pytest
 
 from enricher.alert import Alert, Source
 from enricher.result import Match, SearchResult, Section
-from enricher.slack.cards import COLORS, LEADS_TEXT, LIKELY_TEXT
+from enricher.slack.cards import COLORS, LEADS_TEXT, LIKELY_TEXT, NO_STEPS_TEXT
 from enricher.slack.render import (
     NO_MATCH_TEXT,
     UNAVAILABLE_TEXT,
@@ -622,6 +622,37 @@ class TestCards:
         assert rest.index("match 83%") < rest.index("Mitigation › Promote replica")
         assert "Symptoms: lag grows." in rest
         assert_block_kit_limits(msg)
+
+    def test_an_alert_section_of_a_long_page_links_its_own_anchor(self) -> None:
+        """A match on one alert's section of a shared page links that section's heading and
+        leads with that section's steps; stale warning and revision stay the page's."""
+        steps = Section("How to fix", "how-to-fix-3", "Roll the leader back.")
+        match = make_match(
+            doc_id="runbooks:ops/platform.md#etcdnoleader",
+            path="ops/platform.md",
+            title="etcdNoLeader",
+            section="",
+            anchor="etcdnoleader",
+            unit_anchor="etcdnoleader",
+            steps=steps,
+            stale=True,
+            age_days=400,
+        )
+        msg = render_message(make_alert(), matched(match), runbook_base_url=BASE, now=NOW)
+        blocks = msg.attachments[0]["blocks"]
+        assert f"{BASE}/ops/platform.md#how-to-fix-3" in blocks[0]["text"]["text"]
+        assert f"{BASE}/ops/platform.md#etcdnoleader" in texts(msg)
+        assert "stale: last reviewed 400 days ago" in texts(msg)
+        assert_block_kit_limits(msg)
+
+    def test_a_section_with_nothing_to_do_says_so(self) -> None:
+        """No steps are borrowed from elsewhere: the card says the section has none."""
+        match = make_match(text="The leader changed three times in an hour.", no_steps=True)
+        msg = render_message(make_alert(), matched(match), now=NOW)
+        fold = msg.attachments[0]["blocks"][0]["text"]["text"]
+        assert NO_STEPS_TEXT in fold and "The leader changed" in fold
+        plain = render_message(make_alert(), matched(make_match()), now=NOW)
+        assert NO_STEPS_TEXT not in texts(plain)
 
     def test_long_section_keeps_its_first_lines_above_the_fold(self) -> None:
         """Without steps the matched section's first lines fill the fold, the rest follows."""
