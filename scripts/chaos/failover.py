@@ -150,7 +150,9 @@ class FailoverBurst:
 
     def run(self, clients: int, cluster: SentinelCluster, kill_share: float) -> dict[str, Any]:
         """Send everything; kill the primary once `kill_share` of the sends were answered.
-        Returns the kill's wall time, the old primary's port and the watch."""
+        Returns the wall times of the start, the kill and the promotion (None if Sentinel
+        promoted nothing), and the old primary's port."""
+        started = time.time()
         threads = [threading.Thread(target=self.client, daemon=True) for _ in range(clients)]
         for thread in threads:
             thread.start()
@@ -164,7 +166,8 @@ class FailoverBurst:
         for thread in threads:
             thread.join()
         watch.join(120)
-        return {"killed_at": killed_at, "old_port": old_port, "promoted_at": watch.promoted_at}
+        return {"started": started, "killed_at": killed_at, "old_port": old_port,
+                "promoted_at": watch.promoted_at}
 
 
 def run_failover(args: FailoverArgs, work: Path) -> dict[str, Any]:
@@ -194,13 +197,12 @@ def run_failover(args: FailoverArgs, work: Path) -> dict[str, Any]:
         groups, _, _ = build_workload(args.groups, args.groups, 0.0, rng)
         say(f"two enrichers up; sending {args.groups} groups to both")
         burst = FailoverBurst(groups, enrichers, rng)
-        started = time.time()
         kill = burst.run(args.clients, cluster, args.kill_share)
         say("burst done; draining")
         drain(cluster.primary_url(), lambda: len(slack_calls(slack_url)), args.cap_s,
               args.quiet_s)
         report = tally_failover(burst.groups, burst.attempts, slack_url, enrichers,
-                                cluster.primary_url(), started=started, **kill)
+                                cluster.primary_url(), **kill)
         report.update(seed=args.seed, min_replicas_ack=args.min_replicas_ack,
                       redis_replicas=args.redis_replicas, down_after_ms=args.down_after_ms)
         return report
