@@ -40,9 +40,12 @@ def _data_node_options(settings: Settings) -> dict[str, Any]:
 
 
 def _sentinel_options(settings: Settings, socket_timeout: float) -> dict[str, Any]:
+    # No retries with backoff per Sentinel (redis-py's default): one that does not answer
+    # is skipped for the next, so a discovery never waits seconds on a dead Sentinel.
     options: dict[str, Any] = {
         "socket_timeout": socket_timeout,
         "socket_connect_timeout": socket_timeout,
+        "retry": Retry(NoBackoff(), 0),
     }
     if settings.redis_sentinel_password is not None:
         options["password"] = settings.redis_sentinel_password.get_secret_value()

@@ -44,9 +44,10 @@ class Settings(BaseSettings):
     #: The Sentinels' own password (their `requirepass`), when they have one.
     redis_sentinel_password: SecretStr | None = None
     #: Replicas that must hold a webhook's job before it is answered 202 (Redis WAIT); 0
-    #: answers once the primary has it. Past REDIS_MIN_REPLICAS_ACK_TIMEOUT_MS: 503.
+    #: answers once the primary has it. Past REDIS_MIN_REPLICAS_ACK_TIMEOUT_MS: 503 (at most
+    #: 1500: the wait must end before the client's 2 s socket timeout reads it as dead).
     redis_min_replicas_ack: int = Field(default=0, ge=0)
-    redis_min_replicas_ack_timeout_ms: int = Field(default=500, ge=1)
+    redis_min_replicas_ack_timeout_ms: int = Field(default=500, ge=1, le=1500)
     models_dir: Path = Path("./models")
     #: Use the int8-quantized dense model: the query embedding in 2-3 ms instead of about 11,
     #: with no loss of matched-and-right or false matches on any of the four eval corpora

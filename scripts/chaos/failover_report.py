@@ -4,7 +4,6 @@ primary; the longest delay of a page; the webhook's ack latency before and after
 
 from __future__ import annotations
 
-import statistics
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -12,6 +11,7 @@ from typing import Any
 
 import redis
 
+from scripts.benchlib import dist
 from scripts.chaos.harness import Enricher
 from scripts.chaos.observed import (
     log_events,
@@ -41,13 +41,8 @@ class Attempt:
 
 
 def _ms(values: Sequence[float]) -> dict[str, float | int]:
-    """p50, p95 and max of latencies in seconds, as milliseconds."""
-    if not values:
-        return {"n": 0}
-    ordered = sorted(values)
-    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
-    return {"n": len(ordered), "p50_ms": round(statistics.median(ordered) * 1000, 2),
-            "p95_ms": round(p95 * 1000, 2), "max_ms": round(ordered[-1] * 1000, 2)}
+    """How many, and p50/p99/max/mean in milliseconds."""
+    return {"n": len(values), **dist(values)} if values else {"n": 0}
 
 
 def first_posts(groups: Sequence[Group], history: Sequence[Mapping[str, Any]]) -> dict[int, float]:
@@ -138,7 +133,7 @@ def print_failover_table(report: Mapping[str, Any]) -> None:
     def lat(part: Mapping[str, Any]) -> str:
         if not part.get("n"):
             return "none"
-        return f"p50 {part['p50_ms']} ms, p95 {part['p95_ms']} ms (n={part['n']})"
+        return f"p50 {part['p50']} ms, p99 {part['p99']} ms (n={part['n']})"
 
     rows = [
         ("REDIS_MIN_REPLICAS_ACK / replicas / down-after", f"{report['min_replicas_ack']} / "

@@ -1,0 +1,102 @@
+"""What REDIS_MIN_REPLICAS_ACK costs the webhook's ack (issue 22), on loopback:
+`python -m scripts.bench_replica_ack [--rounds N] [--out F]`.
+
+A Sentinel deployment (scripts.local_sentinel: a primary, two replicas, three Sentinels, AOF
+with fsync on every write everywhere) and the service's own client through the Sentinels.
+Each round enqueues one new job the way intake does (`JobQueue.enqueue_once`: dedup mark,
+owed post, XADD) once without and once with a replica ack, in alternating order, so load
+on the shared machine hits both alike. The rest of the ack (auth, parse, answer) runs the
+same code either way, so the difference here is the difference in the ack. It reports; it
+never asserts a speed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from enricher import redis_connect
+from enricher.pipeline.ledger import Ledger
+from enricher.pipeline.queue import JobQueue, new_job
+from enricher.pipeline.replication import ReplicaAck
+from enricher.settings import Settings
+from enricher.sources import Parsed, parse
+from scripts.benchlib import dist, emit, machine, note, print_table
+from scripts.chaos.failover import SENTINEL_REDIS_URL
+from scripts.chaos.workload import am_body
+from scripts.local_sentinel import MASTER_NAME, SentinelCluster
+
+TIMEOUT_MS = 500
+
+
+def _parsed(number: int) -> Parsed:
+    key = f'{{}}:{{alertname="BenchAck", n="{number}"}}'
+    body = am_body(key, "BenchAck", "bench", number, [f"{number:06x}"], "firing")
+    parsed = parse("alertmanager", body)
+    assert isinstance(parsed, Parsed)
+    return parsed
+
+
+async def measure(cluster: SentinelCluster, rounds: int) -> dict[str, list[float]]:
+    settings = Settings(redis_url=SENTINEL_REDIS_URL,
+                        redis_sentinels=tuple(cluster.sentinels.split(",")),
+                        redis_sentinel_master=MASTER_NAME)
+    client = redis_connect.async_client(settings)
+    ledger = Ledger(client, dedup_ttl_s=3600)
+    queues = {
+        "0": JobQueue(client, consumer="bench", claim_idle_ms=60_000),
+        "1": JobQueue(client, consumer="bench", claim_idle_ms=60_000,
+                      replica_ack=ReplicaAck(1, TIMEOUT_MS)),
+    }
+    times: dict[str, list[float]] = {name: [] for name in queues}
+    try:
+        for number in range(rounds):
+            order = ("0", "1") if number % 2 else ("1", "0")
+            for name in order:
+                job = new_job(_parsed(number * 2 + int(name)))
+                started = time.perf_counter()
+                await queues[name].enqueue_once(
+                    job, ledger.seen_key(job.dedup_key), 60_000,
+                    owed_post=ledger.owed_post(job.group_key),
+                )
+                times[name].append(time.perf_counter() - started)
+    finally:
+        await redis_connect.aclose(client)
+    return times
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m scripts.bench_replica_ack",
+                                description=__doc__.split("\n")[0])
+    p.add_argument("--rounds", type=int, default=2000)
+    p.add_argument("--out", type=Path, default=None)
+    args = p.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="rbe-bench-ack-") as work:
+        cluster = SentinelCluster(Path(work), replicas=2)
+        cluster.start()
+        try:
+            note(f"{args.rounds} rounds against a primary with 2 replicas under 3 Sentinels")
+            times = asyncio.run(measure(cluster, args.rounds))
+        finally:
+            cluster.stop()
+    without, with_ack = dist(times["0"]), dist(times["1"])
+    result: dict[str, Any] = {
+        "machine": machine(),
+        "rounds": args.rounds,
+        "enqueue_ms": {"REDIS_MIN_REPLICAS_ACK=0": without, "REDIS_MIN_REPLICAS_ACK=1": with_ack},
+        "p50_growth_ms": round(with_ack["p50"] - without["p50"], 2),
+    }
+    print_table("intake's Redis write (ms)", [
+        ("REDIS_MIN_REPLICAS_ACK=0", without),
+        ("REDIS_MIN_REPLICAS_ACK=1", with_ack),
+        ("p50 growth", result["p50_growth_ms"]),
+    ])
+    return emit(result, args.out, [])
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
