@@ -136,13 +136,13 @@ class Pool:
         """Give back the claims and resolve holds of jobs cut off by the outage, so their
         re-run (the same worker re-reads the entry) claims at once, after a marker lookup,
         instead of meeting its own process's claim as in flight until POST_LEASE_S runs
-        out. Runs while the workers are not reading (redis_ok is False); a group another
-        worker is still on keeps its claim. The claim goes back as after a cut-off Slack
-        call (`Ledger.posting`): the post still owed, maybe made."""
+        out (`Ledger.release_cut_off`: the post still owed, maybe made, also when the claim
+        was lost with a dead primary). Runs while the workers are not reading (redis_ok is
+        False); a group another worker is still on keeps its claim."""
         owner = self.processor.owner
         for group in sorted(self.orphans):
             if not self.busy[group]:
-                await self.ledger.release_claim(group, owner, owed=True, check_marker=True)
+                await self.ledger.release_cut_off(group, owner)
                 await self.ledger.release_resolve(group, owner)
             self.orphans.discard(group)
             log.info("redis.claim_released", group=group, busy=bool(self.busy[group]))
