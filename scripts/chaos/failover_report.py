@@ -1,6 +1,8 @@
 """The count of a Redis failover run: per alert group answered 202, whether Slack shows its
 page exactly once, not at all (lost) or more than once; how long the service was without a
-primary; the longest delay of a page; the webhook's ack latency before and after the kill."""
+primary; when pages resumed (the first page posted once a replica was promoted; the first
+page of a group accepted after the kill comes later, behind the backlog queued before it);
+the longest delay of a page; the webhook's ack latency before and after the kill."""
 
 from __future__ import annotations
 
@@ -76,6 +78,8 @@ def tally_failover(
     longest = max(delays, key=lambda n: delays[n]) if delays else None
     after_kill = [posted_at[n] for n in accepted
                   if n in posted_at and accepted_at[n] > killed_at]
+    after_promotion = [t for t in posted_at.values()
+                       if promoted_at is not None and t >= promoted_at]
     first_202_after = min((a.answered_at for a in attempts
                            if a.status == 202 and a.started >= killed_at), default=None)
     events: Counter[str] = Counter()
@@ -99,7 +103,8 @@ def tally_failover(
         "old_primary_port": old_port,
         "time_without_primary_s": since_kill(promoted_at),
         "intake_refused_for_s": since_kill(first_202_after),
-        "pages_resume_s": since_kill(min(after_kill, default=None)),
+        "pages_resume_s": since_kill(min(after_promotion, default=None)),
+        "first_new_page_s": since_kill(min(after_kill, default=None)),
         "longest_page_delay_s": round(delays[longest], 2) if longest is not None else None,
         "longest_delayed_group": longest,
         "ack_202_before_kill": _ms([a.latency_s for a in attempts
@@ -146,7 +151,8 @@ def print_failover_table(report: Mapping[str, Any]) -> None:
         ("kill -9 of the primary after (s)", report["burst_start_to_kill_s"]),
         ("time without a primary (s)", report["time_without_primary_s"]),
         ("webhooks refused after the kill for (s)", report["intake_refused_for_s"]),
-        ("pages resume (first page accepted after the kill) (s)", report["pages_resume_s"]),
+        ("pages resume (first page after the promotion) (s)", report["pages_resume_s"]),
+        ("first page of a group accepted after the kill (s)", report["first_new_page_s"]),
         ("longest page delay, 202 to Slack (s)", report["longest_page_delay_s"]),
         ("ack latency before the kill", lat(report["ack_202_before_kill"])),
         ("ack latency after the kill", lat(report["ack_202_after_kill"])),
