@@ -16,6 +16,7 @@ from typing import Any
 import redis
 import redis.asyncio as aioredis
 from redis.asyncio.connection import parse_url
+from redis.asyncio.retry import Retry as AsyncRetry
 from redis.asyncio.sentinel import Sentinel as AsyncSentinel
 from redis.asyncio.sentinel import SentinelConnectionPool as AsyncSentinelPool
 from redis.backoff import NoBackoff
@@ -39,13 +40,15 @@ def _data_node_options(settings: Settings) -> dict[str, Any]:
     return {k: options[k] for k in _FROM_URL if options.get(k) is not None}
 
 
-def _sentinel_options(settings: Settings, socket_timeout: float) -> dict[str, Any]:
+def _sentinel_options(
+    settings: Settings, socket_timeout: float, retry: Retry | AsyncRetry
+) -> dict[str, Any]:
     # No retries with backoff per Sentinel (redis-py's default): one that does not answer
     # is skipped for the next, so a discovery never waits seconds on a dead Sentinel.
     options: dict[str, Any] = {
         "socket_timeout": socket_timeout,
         "socket_connect_timeout": socket_timeout,
-        "retry": Retry(NoBackoff(), 0),
+        "retry": retry,
     }
     if settings.redis_sentinel_password is not None:
         options["password"] = settings.redis_sentinel_password.get_secret_value()
@@ -59,7 +62,9 @@ def async_client(settings: Settings, *, socket_timeout: float = 2.0) -> aioredis
     common: dict[str, Any] = {
         "socket_timeout": socket_timeout,
         "socket_connect_timeout": socket_timeout,
-        "retry": Retry(NoBackoff(), 1),
+        # The asyncio Retry: the blocking one does not await the command, so it retries
+        # nothing on an asyncio client.
+        "retry": AsyncRetry(NoBackoff(), 1),
     }
     if not settings.redis_sentinels:
         return aioredis.Redis.from_url(settings.redis_url, **common)
@@ -67,7 +72,7 @@ def async_client(settings: Settings, *, socket_timeout: float = 2.0) -> aioredis
     # redis-py ships the Sentinel classes without annotations.
     sentinel = AsyncSentinel(  # type: ignore[no-untyped-call]
         sentinel_addresses(settings),
-        sentinel_kwargs=_sentinel_options(settings, socket_timeout),
+        sentinel_kwargs=_sentinel_options(settings, socket_timeout, AsyncRetry(NoBackoff(), 0)),
         **_data_node_options(settings),
         **common,
     )
@@ -76,17 +81,20 @@ def async_client(settings: Settings, *, socket_timeout: float = 2.0) -> aioredis
 
 
 def sync_client(settings: Settings, *, socket_timeout: float = 2.0) -> redis.Redis:
-    """The same, blocking (the ingest CLI's embedding cache)."""
+    """The same, blocking (the embedding cache, the ledger's output notes). The same single
+    retry without backoff: redis-py's default for a blocking client retries three times
+    with backoff, seconds in which a caller on the event loop (the notes) would hold it."""
     common: dict[str, Any] = {
         "socket_timeout": socket_timeout,
         "socket_connect_timeout": socket_timeout,
+        "retry": Retry(NoBackoff(), 1),
     }
     if not settings.redis_sentinels:
         return redis.Redis.from_url(settings.redis_url, **common)
     assert settings.redis_sentinel_master is not None
     sentinel = Sentinel(  # type: ignore[no-untyped-call]
         sentinel_addresses(settings),
-        sentinel_kwargs=_sentinel_options(settings, socket_timeout),
+        sentinel_kwargs=_sentinel_options(settings, socket_timeout, Retry(NoBackoff(), 0)),
         **_data_node_options(settings),
         **common,
     )

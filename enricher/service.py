@@ -136,7 +136,10 @@ class Services:
             claim_idle_ms=int(settings.job_claim_idle_s * 1000),
             replica_ack=_replica_ack(settings),
         )
-        ledger = Ledger(redis_client, dedup_ttl_s=settings.dedup_ttl_s)
+        # Output notes go through a synchronous connection: written before anything else
+        # runs (enricher.pipeline.ledger, the crash window of deliveries without lookups).
+        notes = redis_connect.sync_client(settings, socket_timeout=1)
+        ledger = Ledger(redis_client, dedup_ttl_s=settings.dedup_ttl_s, notes=notes)
         pool = Pool(
             queue=queue,
             ledger=ledger,
@@ -183,6 +186,7 @@ class Services:
         await self.feedback.stop()
         await self.processor.poster.close()
         await redis_connect.aclose(self.redis)
+        self.pool.ledger.close()
         await asyncio.to_thread(self.index.close)
         log.info("service.stopped")
 

@@ -56,6 +56,14 @@ of their outputs is noted the moment it has left the process (`note_output`; kin
 (`output_noted`) follows a crash in between and does not send again. A failure Slack
 answered clears it (`forget_output`), so the retry sends; `reopen` clears them all.
 
+What is left of the crash window is the time from the output leaving the process to the
+note reaching Redis. Through the asyncio client that time includes every task the event
+loop runs before the note's command is written (taking a pooled connection yields), which
+under load is milliseconds: a kill -9 there repeats the output. With a synchronous
+connection (`notes`), the note is written to Redis before `note_output` first yields, so
+nothing else runs in between and the window is one loopback write. It blocks the loop for
+one Redis round trip per output (a page, a resolve, an escalation: a few a second at most).
+
 One resolve per group at a time. Two different resolve notifications of one group (HA peers
 with different views) pass intake as two jobs. A worker calls `hold_resolve` before it
 edits the message and replies in the thread, and `release_resolve` after, so the second
@@ -76,6 +84,7 @@ from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+import redis
 import redis.asyncio as aioredis
 
 from enricher.alert import Source
@@ -283,7 +292,10 @@ class Ledger:
         prefix: str = "rbe:",
         dedup_ttl_s: float,
         post_ttl_s: int = 7 * 86400,
+        notes: redis.Redis | None = None,
     ) -> None:
+        """`notes`: a synchronous connection to the same Redis for `note_output` (see the
+        module docstring); without one the note goes through `client`."""
         self._redis = client
         self.prefix = prefix
         self.dedup_ttl_s = dedup_ttl_s
@@ -298,6 +310,13 @@ class Ledger:
         self._release_resolve = client.register_script(_RELEASE_RESOLVE)
         self._hold_resolve = client.register_script(_HOLD_RESOLVE)
         self._note_output = client.register_script(_NOTE_OUTPUT)
+        self._notes = notes
+        self._note_output_now = notes.register_script(_NOTE_OUTPUT) if notes else None
+
+    def close(self) -> None:
+        """Close the `notes` connection (the asyncio client is the caller's)."""
+        if self._notes is not None:
+            self._notes.close()
 
     async def ping(self) -> None:
         """Raises when Redis cannot be reached."""
@@ -435,8 +454,13 @@ class Ledger:
         return bool(await self._redis.hexists(self._post_key(group_key), f"out:{kind}"))
 
     async def note_output(self, group_key: str, kind: str) -> None:
-        """The output has left the process (a request written, a document printed)."""
-        await self._note_output(keys=[self._post_key(group_key)], args=[f"out:{kind}"])
+        """The output has left the process (a request written, a document printed). With
+        `notes`, the note is in Redis before this coroutine first yields."""
+        keys, args = [self._post_key(group_key)], [f"out:{kind}"]
+        if self._note_output_now is not None:
+            self._note_output_now(keys=keys, args=args)
+            return
+        await self._note_output(keys=keys, args=args)
 
     async def forget_output(self, group_key: str, kind: str) -> None:
         """Clear the note of an output that Slack answered with a failure: it is sent again."""

@@ -223,6 +223,11 @@ class Pool:
                     self._redis_failed(exc, "requeue")
 
     async def _run_queued_job(self, reader: JobQueue, job: Job) -> None:
+        if job.attempts > self.max_attempts:
+            # Every try so far ended with no outcome: the process died during each one (a
+            # body that crashes or exhausts it). A try more would only kill it again.
+            await self._dead(job, "crashed: the process died during every try")
+            return
         self.in_flight += 1
         self.busy[job.group_key] += 1
         try:

@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 from typing import cast
 
 import pytest
+import redis
 import redis.asyncio as aioredis
 
 from enricher.alert import Alert
@@ -315,6 +316,22 @@ class TestOutputNotes:
         a, _ = ledgers
         await a.note_output("gone", "resolve")
         assert await clients[0].exists(post_key("gone")) == 0
+
+
+    async def test_with_a_sync_connection_the_note_lands_before_anything_else_runs(
+        self, redis_url: str, clients: tuple[aioredis.Redis, aioredis.Redis]
+    ) -> None:
+        """The note is in Redis by the time `note_output` first hands the event loop back, so
+        no other task can run between an output leaving the process and its note (a kill -9
+        in that gap would repeat the output)."""
+        sync = redis.Redis.from_url(redis_url)
+        ledger = Ledger(clients[0], dedup_ttl_s=DEDUP_TTL_S, notes=sync)
+        await ledger.claim_post("g", "w:1", LEASE_S)
+        step = ledger.note_output("g", "post")
+        with pytest.raises(StopIteration):
+            step.send(None)  # one step: done without suspending
+        assert await notes(clients[0], "g") == ["out:post"]
+        ledger.close()
 
 
 class TestResolveHold:

@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import redis
+import redis.asyncio as aioredis
 from starlette.testclient import TestClient
 from structlog.testing import capture_logs
 
 from enricher.app import create_app
 from enricher.index.embedding import Embedder
+from enricher.pipeline.queue import JobQueue, new_job
 from enricher.service import Services
+from enricher.sources import from_group
+from enricher.sources.alertmanager import parse_alertmanager
 from scripts.chaos.observed import unfinished_jobs
 from scripts.chaos.workload import am_body, runbook_alerts
 from scripts.local_redis import RedisServer
@@ -110,3 +115,37 @@ class TestRedisLostMidJob:
         assert worked == [("redis.claim_released", None, None), ("job.done", "recovered", None)]
         posts = [c for c in fake_slack.calls_to("chat.postMessage") if c.ok]
         assert len(posts) == 1
+
+
+class TestPoisonJob:
+    def test_a_job_whose_every_try_died_is_dead_lettered_not_tried_again(
+        self, tmp_path: Path, golden_index: Path, redis_url: str, fake_slack: FakeSlack,
+        embedder: Embedder
+    ) -> None:
+        """A job read DELIVERY_MAX_ATTEMPTS times and never finished (its process died during
+        each try) goes to the dead-letter stream when it is read again, instead of killing
+        the process once more."""
+        service, name = runbook_alerts()[0]
+        body = am_body("{}:{poison=\"1\"}", name, service, 1, ["00aa11"], "firing")
+        job = new_job(from_group(parse_alertmanager(body)))
+        settings = service_settings(tmp_path, golden_index, redis_url, fake_slack, workers=1,
+                                    worker_id="poison", delivery_max_attempts=2)
+
+        async def crash_twice() -> None:
+            client = aioredis.Redis.from_url(redis_url)
+            queue = JobQueue(client, consumer="poison", claim_idle_ms=60_000)
+            await queue.ensure_group()
+            await queue.enqueue_once(job, "rbe:seen:poison", 60_000)
+            for _ in range(2):  # a process that reads the job, then dies before any outcome
+                assert len(await queue.worker(0).read(count=1)) == 1
+            await client.aclose()
+
+        asyncio.run(crash_twice())
+        with capture_logs() as logs, TestClient(create_app(Services.build(settings,
+                                                                          embedder=embedder))):
+            wait_for(lambda: unfinished_jobs(redis_url) == 0, timeout_s=30, what="the job")
+        dead = [e for e in logs if e["event"] == "job.dead_letter"]
+        assert [(e["reason"], e["attempts"]) for e in dead] == [
+            ("crashed: the process died during every try", 3)
+        ]
+        assert fake_slack.calls_to("chat.postMessage") == []
