@@ -54,6 +54,8 @@ class BackgroundSync(Protocol):
     #: Set once the first run has finished, successfully or not.
     first_done: threading.Event
     last_error: str | None
+    #: A source that failed in the last run (served as before): shown, not "not ready".
+    source_problem: str | None
     runs: int
 
     def start(self) -> None: ...
@@ -96,7 +98,7 @@ class Services:
             check_index_folder(settings)
         embedder = embedder or Embedder(settings)
         index = index or open_index(settings)
-        if settings.runbook_roots:
+        if settings.runbook_roots or settings.confluence_configured:
             # The service syncs the roots itself: the first sync creates the collection.
             schema.ensure_collection(index, embedder.identity)
         else:
@@ -216,7 +218,8 @@ class Services:
         if self.sync is not None:
             checks["sync"] = {
                 "ok": self.sync.first_done.is_set() and self.sync.last_error is None,
-                "detail": self.sync.last_error or f"{self.sync.runs} run(s)",
+                "detail": self.sync.last_error
+                or "; ".join(filter(None, [f"{self.sync.runs} run(s)", self.sync.source_problem])),
             }
         alive, started = self.pool.workers_alive()
         checks["workers"] = {
@@ -257,13 +260,13 @@ def check_index_folder(settings: Settings) -> None:
 def _background_sync(
     settings: Settings, index: Index, embedder: Embedder, searcher: Searcher
 ) -> BackgroundSync | None:
-    if not settings.runbook_roots:
+    if not settings.runbook_roots and not settings.confluence_configured:
         return None
     found = sorted(entry_points(group=SYNC_ENTRY_POINTS), key=lambda e: e.name)
     if not found:
         raise ConfigError(
-            "RUNBOOK_ROOTS is set but no runbook syncer is installed: install the project "
-            "(`make setup`), or unset RUNBOOK_ROOTS and index with `python -m ingest`"
+            "RUNBOOK_ROOTS or CONFLUENCE_URL is set but no runbook syncer is installed: install "
+            "the project (`make setup`), or unset them and index with `python -m ingest`"
         )
     factory = cast(SyncFactory, found[0].load())
     return factory(settings, index, embedder, searcher.refresh)

@@ -9,7 +9,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator
+from pydantic import (
+    Field,
+    SecretStr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from redis.asyncio.connection import parse_url
 
@@ -66,6 +73,21 @@ class Settings(BaseSettings):
     sync_interval_s: float = Field(default=60.0, ge=1)
     #: Read git metadata (revision, last commit date) of the runbook roots when syncing.
     sync_use_git: bool = True
+
+    # --- Confluence source (docs/SOURCES.md) ---
+    #: The site: `https://acme.atlassian.net/wiki` (Cloud) or the Data Center base URL.
+    confluence_url: str | None = None
+    #: Space keys to index, comma separated (required with CONFLUENCE_URL).
+    confluence_spaces: CommaList = ()
+    #: Only pages with this label, when set.
+    confluence_label: str | None = None
+    #: Cloud: the Atlassian account's email and an API token (basic auth).
+    confluence_email: str | None = None
+    confluence_api_token: SecretStr | None = None
+    #: Data Center / Server: a personal access token (bearer).
+    confluence_personal_token: SecretStr | None = None
+    #: One request's timeout (timeouts, 429 and 5xx are retried).
+    confluence_timeout_s: float = Field(default=30.0, gt=0)
 
     # --- search ---
     score_threshold: float = Field(default=0.35, ge=0, le=1)
@@ -180,6 +202,49 @@ class Settings(BaseSettings):
     def _empty_secret_is_none(cls, value: object) -> object:
         return None if value == "" else value
 
+    @field_validator("confluence_spaces", mode="before")
+    @classmethod
+    def _confluence_spaces(cls, value: object) -> object:
+        return split_commas(value)
+
+    @field_validator(
+        "confluence_url", "confluence_label", "confluence_email", "confluence_api_token",
+        "confluence_personal_token", mode="before",
+    )
+    @classmethod
+    def _confluence_empty_is_none(cls, value: object) -> object:
+        return None if value == "" else value
+
+    @field_validator("confluence_label")
+    @classmethod
+    def _confluence_label(cls, value: str | None) -> str | None:
+        if value is not None and (not value.strip() or any(c in value for c in '"\\ ,')):
+            raise ValueError("a Confluence label is one word without quotes, commas or spaces")
+        return value
+
+    @model_validator(mode="after")
+    def _confluence_complete(self) -> Settings:
+        if self.confluence_url is None:
+            return self
+        if not self.confluence_url.startswith(("https://", "http://")):
+            raise ValueError("CONFLUENCE_URL must be the site's http(s) address")
+        if not self.confluence_spaces:
+            raise ValueError(
+                "CONFLUENCE_URL is set but CONFLUENCE_SPACES is empty: name the space keys "
+                "to index (comma separated); the whole site is never crawled"
+            )
+        cloud = self.confluence_email is not None and self.confluence_api_token is not None
+        if cloud == (self.confluence_personal_token is not None):
+            raise ValueError(
+                "CONFLUENCE_URL needs one kind of credentials: CONFLUENCE_EMAIL and "
+                "CONFLUENCE_API_TOKEN (Cloud) or CONFLUENCE_PERSONAL_TOKEN (Data Center), not both"
+            )
+        return self
+
+    @property
+    def confluence_configured(self) -> bool:
+        return self.confluence_url is not None
+
     @field_validator("port")
     @classmethod
     def _tcp_port(cls, value: int) -> int:
@@ -255,7 +320,10 @@ def load_settings() -> Settings:
         for error in exc.errors(include_url=False):
             name = str(error["loc"][0]).upper() if error["loc"] else "settings"
             value = error.get("input")
-            secret = any(word in name for word in ("SECRET", "TOKEN", "AUTH", "KEY", "URL"))
+            # A whole-settings check (no loc) has every variable as its input: never shown.
+            secret = not error["loc"] or any(
+                word in name for word in ("SECRET", "TOKEN", "AUTH", "KEY", "URL")
+            )
             shown = "" if secret else f"={value!r}"
             # Our validators' messages (ValueError) are written to be shown as they are.
             cause = error.get("ctx", {}).get("error")

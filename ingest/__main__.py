@@ -1,5 +1,7 @@
 """`python -m ingest --root DIR [--root DIR ...] [--no-git] [--no-prune]`
 
+With CONFLUENCE_URL set, the Confluence spaces are synced too (and `--root` is optional).
+
 Prints the sync summary line on stdout; exits 1 when any source failed, 2 on misconfiguration.
 """
 
@@ -17,6 +19,7 @@ from enricher.index.connect import open_index
 from enricher.index.embedding import Embedder
 from enricher.settings import load_settings
 from ingest.cache import EmbeddingCache, connect
+from ingest.confluence.source import from_settings as confluence_source
 from ingest.sync import Progress, Syncer, SyncOptions
 
 log = structlog.get_logger("ingest")
@@ -45,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
         "--root",
         type=Path,
         action="append",
-        required=True,
+        default=[],
         help="folder of runbooks, <root>/<service>/<alert_name>.md (repeatable)",
     )
     parser.add_argument("--no-git", action="store_true", help="ignore git metadata")
@@ -56,14 +59,18 @@ def main(argv: list[str] | None = None) -> int:
     logs.configure(json=False)
     try:
         settings = load_settings()
+        confluence = confluence_source(settings)
+        if not args.root and confluence is None:
+            raise ConfigError("nothing to index: give --root DIR, or set CONFLUENCE_URL")
         embedder = Embedder(settings)
         index = open_index(settings)
     except ConfigError as exc:
         log.error("ingest.config_error", error=str(exc))
         return 2
     cache = EmbeddingCache(connect(settings), embedder.identity.dense)
+    sources = [confluence] if confluence is not None else []
     options = SyncOptions.from_settings(
-        settings, args.root, use_git=not args.no_git, prune=not args.no_prune
+        settings, args.root, use_git=not args.no_git, prune=not args.no_prune, sources=sources
     )
     try:
         report = Syncer(index, embedder, cache).run(options, progress=_progress_bar())
@@ -75,6 +82,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     finally:
         index.close()
+        for source in sources:
+            source.close()
     print(report.summary(), flush=True)
     return 1 if report.errors else 0
 

@@ -1,4 +1,5 @@
-"""The service's own sync: RUNBOOK_ROOTS into its index every SYNC_INTERVAL_S, in a thread.
+"""The service's own sync: RUNBOOK_ROOTS (and Confluence, when CONFLUENCE_URL is set) into
+its index every SYNC_INTERVAL_S, in a thread.
 
 An embedded shard has one owner (enricher.index.edge), so a separate `python -m ingest`
 cannot write while the service serves; the service therefore syncs itself. The work runs
@@ -28,6 +29,7 @@ from enricher.index.embedding import Embedder
 from enricher.index.engine import Index
 from enricher.settings import Settings
 from ingest.cache import EmbeddingCache, connect
+from ingest.confluence.source import from_settings as confluence_source
 from ingest.sync import Syncer, SyncMemo, SyncOptions, SyncReport
 
 log = structlog.get_logger(__name__)
@@ -38,8 +40,12 @@ def for_service(
 ) -> PeriodicSync:
     """The service's sync of RUNBOOK_ROOTS into `index`, registered as the `enricher.sync`
     entry point (pyproject.toml): the runtime finds it there and never imports `ingest`."""
+    confluence = confluence_source(settings)
     options = SyncOptions.from_settings(
-        settings, [Path(r) for r in settings.runbook_roots], use_git=settings.sync_use_git
+        settings,
+        [Path(r) for r in settings.runbook_roots],
+        use_git=settings.sync_use_git,
+        sources=[confluence] if confluence is not None else [],
     )
     memo = SyncMemo()
 
@@ -68,6 +74,9 @@ class PeriodicSync:
         #: Set once the first sync has finished (successfully or not).
         self.first_done = threading.Event()
         self.last_error: str | None = None
+        #: The first source that failed in the last run (a refused Confluence token, say):
+        #: the index is served as it was, and /readyz shows why it may be behind.
+        self.source_problem: str | None = None
         self.runs = 0
         self._synced: int | None = None
 
@@ -79,6 +88,9 @@ class PeriodicSync:
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join(timeout_s)
+        if not self._thread.is_alive():  # a sync still running keeps its connections
+            for source in self._options.sources:
+                source.close()
 
     def _loop(self) -> None:
         while not self._stop.is_set():
@@ -88,7 +100,8 @@ class PeriodicSync:
 
     def run_once(self) -> None:
         files = fingerprint(self._options.roots)
-        if files == self._synced:
+        # Incremental sources (Confluence) say themselves what changed: asked every time.
+        if files == self._synced and not self._options.sources:
             return
         started = time.monotonic()
         try:
@@ -98,6 +111,10 @@ class PeriodicSync:
             log.error("sync.failed", error=self.last_error, next_in_s=self._interval_s)
             return
         self.last_error = None
+        self.source_problem = (
+            f"{len(report.errors)} source error(s), first {report.errors[0].path}: "
+            f"{report.errors[0].reason}"[:300] if report.errors else None
+        )
         self.runs += 1
         # A run with a failed source is repeated: the file may be fixed without a change.
         self._synced = None if report.errors else files

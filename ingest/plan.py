@@ -40,6 +40,7 @@ def make_plan(
     chunked: Iterable[tuple[Document, tuple[Chunk, ...]]],
     indexed: Mapping[str, Indexed],
     synced_sources: Iterable[str],
+    kept: Iterable[str] = (),
 ) -> Plan:
     """Decide what to write and what to delete.
 
@@ -48,13 +49,14 @@ def make_plan(
     what is indexed; anything else is re-upserted (point ids are deterministic, so this
     overwrites in place) and loses the chunks past its new length. The revision is not part
     of the hash (see ingest.sources), so an unchanged document can still need its revision
-    refreshed.
+    refreshed. `kept` documents were found current by their source without being read
+    (ingest.incremental): unchanged, and not removed.
     """
     upsert: list[tuple[Document, tuple[Chunk, ...]]] = []
-    unchanged: list[str] = []
+    unchanged: list[str] = list(kept)
     revised: list[Document] = []
     shrink: list[Shrink] = []
-    seen: set[str] = set()
+    seen: set[str] = set(unchanged)
     for doc, chunks in chunked:
         seen.add(doc.doc_id)
         held = indexed.get(doc.doc_id)

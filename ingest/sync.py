@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 
 import structlog
@@ -25,6 +26,7 @@ from enricher.sources.promql import quoted_names
 from ingest.cache import EmbeddingCache
 from ingest.chunking import actionable, chunk_markdown, embed_text
 from ingest.document import Chunk, Document, SourceError
+from ingest.incremental import IncrementalSource
 from ingest.plan import Indexed, Plan, make_plan
 from ingest.sources import DocumentMemo, scan_root
 
@@ -63,10 +65,18 @@ class SyncOptions:
     chunk_min_chars: int
     use_git: bool = True
     prune: bool = True
+    #: Sources read incrementally besides the roots (ingest.incremental: Confluence).
+    sources: Sequence[IncrementalSource] = ()
 
     @classmethod
     def from_settings(
-        cls, settings: Settings, roots: Sequence[Path], *, use_git: bool = True, prune: bool = True
+        cls,
+        settings: Settings,
+        roots: Sequence[Path],
+        *,
+        use_git: bool = True,
+        prune: bool = True,
+        sources: Sequence[IncrementalSource] = (),
     ) -> SyncOptions:
         return cls(
             roots=roots,
@@ -74,6 +84,7 @@ class SyncOptions:
             chunk_min_chars=settings.chunk_min_chars,
             use_git=use_git,
             prune=prune,
+            sources=sources,
         )
 
 
@@ -86,11 +97,11 @@ class SyncOptions:
 INDEX_RECIPE_VERSION = 3
 
 
-def _indexed_hash(doc: Document, options: SyncOptions) -> str:
+def _indexed_hash(doc_hash: str, options: SyncOptions) -> str:
     """The document hash as indexed: content plus the chunking settings and the index recipe,
     so changing CHUNK_MAX_CHARS re-chunks documents whose text did not change."""
     chunking = f"{options.chunk_max_chars}|{options.chunk_min_chars}"
-    recipe = f"{doc.doc_hash}|{chunking}|{INDEX_RECIPE_VERSION}"
+    recipe = f"{doc_hash}|{chunking}|{INDEX_RECIPE_VERSION}"
     return hashlib.sha256(recipe.encode()).hexdigest()
 
 
@@ -119,6 +130,18 @@ def read_indexed(index: Index) -> dict[str, Indexed]:
         if offset is None:
             break
     return held
+
+
+def _is_current(
+    held: dict[str, Indexed], options: SyncOptions, doc_id: str, doc_hash: str
+) -> bool:
+    """The index holds `doc_id` whole (one revision on every chunk) at `doc_hash`."""
+    indexed = held.get(doc_id)
+    return (
+        indexed is not None
+        and indexed.revision != ""
+        and indexed.doc_hash == _indexed_hash(doc_hash, options)
+    )
 
 
 def _of_document(doc_id: str) -> Equals:
@@ -208,6 +231,14 @@ class Syncer:
             documents.extend(scan.documents)
             report.errors.extend(scan.errors)
             sources.add(root.resolve().name)
+        held = read_indexed(self.index)
+        kept: list[str] = []
+        for source in options.sources:
+            found = source.scan(partial(_is_current, held, options))
+            documents.extend(found.documents)
+            kept.extend(found.kept)
+            report.errors.extend(found.errors)
+            sources.add(source.name)
         for error in report.errors:
             log.error("ingest.source_error", path=error.path, reason=error.reason)
 
@@ -215,7 +246,7 @@ class Syncer:
         if self.memo is not None:
             current = {doc.doc_hash for doc, _ in chunked}
             self.memo.chunks = {h: c for h, c in self.memo.chunks.items() if h in current}
-        plan = make_plan(chunked, read_indexed(self.index), sources)
+        plan = make_plan(chunked, held, sources, kept)
         report.skipped = len(plan.unchanged)
         self._upsert(plan, report, progress)
         self._refresh_revisions(plan)
@@ -234,7 +265,7 @@ class Syncer:
         return report
 
     def _chunked(self, doc: Document, options: SyncOptions) -> tuple[Document, tuple[Chunk, ...]]:
-        indexed = replace(doc, doc_hash=_indexed_hash(doc, options))
+        indexed = replace(doc, doc_hash=_indexed_hash(doc.doc_hash, options))
         known = self.memo.chunks.get(indexed.doc_hash) if self.memo is not None else None
         if known is not None:
             return indexed, known

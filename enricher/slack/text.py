@@ -153,7 +153,12 @@ def _redact_generic(m: re.Match[str]) -> str:
     return m.group("lead") + REDACTED
 
 
-_Rule = tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]
+#: A pattern, its replacement, and words one of which every match contains (lower case):
+#: a text holding none of them is not scanned with the pattern. Runbook prose holds few of
+#: them, so most patterns are skipped by a substring search instead of a regex scan.
+_Rule = tuple[re.Pattern[str], str | Callable[[re.Match[str]], str], tuple[str, ...]]
+_KEY_HINTS = ("passw", "pwd", "passphrase", "token", "secret", "credential", "api", "access",
+              "private")
 
 # Why these stay linear (the module docstring has the rule): a match may only start where
 # its run starts (`(?<![…])` instead of `\b`, which holds inside `a.a.a` and `-a-a`),
@@ -168,11 +173,13 @@ _RULES: tuple[_Rule, ...] = (
             re.DOTALL,
         ),
         "[REDACTED PRIVATE KEY]",
+        ("-----begin ",),
     ),
     # scheme://user:password@host
     (
         re.compile(r"(?i)(?<![a-z0-9+.-])([a-z][a-z0-9+.-]{0,31}://[^\s/:@]*):[^\s/]+@"),
         r"\1:***@",
+        ("://",),
     ),
     (
         re.compile(
@@ -180,19 +187,25 @@ _RULES: tuple[_Rule, ...] = (
             r"(?:(?:bearer|basic|token|bot)[ \t]+)?)(?P<value>[^\s\"']+)"
         ),
         _redact_after_lead,
+        ("authorization",),
     ),
     # "Bearer abc123…" but not "Bearer authentication": a token has a digit.
     (
         re.compile(r"(?i)\b(bearer[ \t]+)(?=[A-Za-z._~+/=-]{0,64}\d)[\w.~+/=-]{8,}"),
         rf"\1{REDACTED}",
+        ("bearer",),
     ),
-    (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), "[REDACTED AWS KEY]"),
-    (re.compile(r"\bxox[abposr]-[0-9A-Za-z-]{8,}"), "[REDACTED SLACK TOKEN]"),
-    (re.compile(r"\bxapp-[0-9A-Za-z-]{8,}"), "[REDACTED SLACK TOKEN]"),
-    (re.compile(r"(?i)https://hooks\.slack\.com/services/[\w/]+"), "[REDACTED SLACK WEBHOOK]"),
-    (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}\b"), "[REDACTED GITHUB TOKEN]"),
-    (re.compile(r"\bgithub_pat_[A-Za-z0-9_]{30,}"), "[REDACTED GITHUB TOKEN]"),
-    (re.compile(r"(?<![\w.-])eyJ[\w-]{8,}\.eyJ[\w-]{8,}\.[\w-]{8,}"), "[REDACTED JWT]"),
+    (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), "[REDACTED AWS KEY]", ("akia", "asia")),
+    (re.compile(r"\bxox[abposr]-[0-9A-Za-z-]{8,}"), "[REDACTED SLACK TOKEN]", ("xox",)),
+    (re.compile(r"\bxapp-[0-9A-Za-z-]{8,}"), "[REDACTED SLACK TOKEN]", ("xapp-",)),
+    (
+        re.compile(r"(?i)https://hooks\.slack\.com/services/[\w/]+"),
+        "[REDACTED SLACK WEBHOOK]",
+        ("hooks.slack.com",),
+    ),
+    (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}\b"), "[REDACTED GITHUB TOKEN]", ("gh",)),
+    (re.compile(r"\bgithub_pat_[A-Za-z0-9_]{30,}"), "[REDACTED GITHUB TOKEN]", ("github_pat_",)),
+    (re.compile(r"(?<![\w.-])eyJ[\w-]{8,}\.eyJ[\w-]{8,}\.[\w-]{8,}"), "[REDACTED JWT]", ("eyj",)),
     # password=..., "api_key": "...", token: ...
     (
         re.compile(
@@ -200,6 +213,7 @@ _RULES: tuple[_Rule, ...] = (
             r"(?P<sep>\s*[=:]\s*)(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[^\s,;&\"']+)"
         ),
         _redact_assignment,
+        _KEY_HINTS,
     ),
     # "the token is 9f8e…", "secret 3q2+7w…": long hex/base64 soon after a key-like word.
     (
@@ -208,6 +222,7 @@ _RULES: tuple[_Rule, ...] = (
             r"[\s:=\"'`]{1,8})(?P<value>[A-Za-z0-9+/_-]{20,}={0,2})"
         ),
         _redact_generic,
+        _KEY_HINTS,
     ),
 )
 
@@ -216,8 +231,12 @@ def redact_secrets(text: str) -> str:
     """Replace obvious secrets with `[REDACTED …]` markers; run it on raw text, before escaping.
 
     Linear in `len(text)`, but it scans all of it: the doors below cut a field first."""
-    for pattern, replacement in _RULES:
-        text = pattern.sub(replacement, text)
+    lowered = text.lower()
+    for pattern, replacement, hints in _RULES:
+        if any(hint in lowered for hint in hints):
+            text, count = pattern.subn(replacement, text)
+            if count:
+                lowered = text.lower()
     return text
 
 

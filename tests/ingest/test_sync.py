@@ -92,14 +92,14 @@ def make_syncer(index: Index, settings: Settings, embedder: Embedder) -> Syncer:
     return Syncer(index, embedder, cache)
 
 
-def sync(syncer: Syncer, root: Path, **kwargs: bool) -> SyncReport:
+def sync(syncer: Syncer, root: Path, *, prune: bool = True) -> SyncReport:
     return syncer.run(
         SyncOptions(
             roots=[root],
             chunk_max_chars=Settings().chunk_max_chars,
             chunk_min_chars=50,
             use_git=False,
-            **kwargs,
+            prune=prune,
         )
     )
 

@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from enricher.slack.text import (
+    _RULES,
     CODE_OMITTED_NOTE,
     LINK_MAX,
     SCAN_MARGIN,
@@ -174,6 +175,26 @@ class TestRedact:
         raw = "postgres://u:pw@h password=x token: abc123456 AKIAIOSFODNN7EXAMPLE"
         once = redact_secrets(raw)
         assert redact_secrets(once) == once
+
+    @settings(max_examples=200, deadline=None, derandomize=True, database=None)
+    @given(
+        parts=st.lists(
+            st.one_of(
+                st.sampled_from([raw for raw, _, _ in SECRET_KINDS]),
+                st.deferred(lambda: st.sampled_from(ADVERSARIAL_UNITS)),
+                st.text(max_size=30),
+            ),
+            max_size=8,
+        )
+    )
+    def test_skipping_patterns_by_their_words_changes_nothing(self, parts: list[str]) -> None:
+        """A pattern is skipped on text holding none of its words; the result is the same
+        as running every pattern over everything."""
+        text = " ".join(parts)
+        every = text
+        for pattern, replacement, _ in _RULES:
+            every = pattern.sub(replacement, every)
+        assert redact_secrets(text) == every
 
     def test_safe_redacts_before_escaping(self) -> None:
         """A secret containing `&` is redacted whole, not split by its escape."""
@@ -360,7 +381,7 @@ class TestTruncatePlain:
 MIB = 1 << 20
 #: Runs that made the old patterns quadratic or worse (`a.a.a`, `-a-a`, key words, schemes,
 #: unclosed `[` and `**`), long base64, and the openers every pattern keys on.
-ADVERSARIAL_UNITS = (
+ADVERSARIAL_UNITS: tuple[str, ...] = (
     "a.",
     "-a",
     ".",
