@@ -64,8 +64,10 @@ bench: bench-ingest bench-enrich
 
 ## Chaos proof (docs/RELIABILITY.md): page burst, kill -9 mid-burst, Slack 429/500 storm.
 ## It reports what Slack received per alert group; exit 1 on a lost or doubled page.
+## `make chaos CHAOS_ARGS=--redis-failover`: the Redis primary killed under Sentinel instead
+## (issue 22), two enricher replicas; add `--min-replicas-ack 0` for the run without the ack.
 chaos: setup
-	$(PY) -m scripts.chaos
+	$(PY) -m scripts.chaos $(CHAOS_ARGS)
 
 ## Randomized hostile bodies against the real service for FUZZ_SECONDS (scripts/fuzz; the unit
 ## suite runs the same strategies derandomized). Exit 1 on a 5xx, an answer after 10 s, a

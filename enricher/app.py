@@ -176,6 +176,15 @@ def create_app(services: Services) -> Starlette:
             return JSONResponse({"status": "ignored"}, status_code=202)
         job = new_job(parsed)
         outcome = await services.accept(job)
+        if outcome == "unavailable":
+            # Not durable yet (no primary, or too few replicas confirmed): a retry will help.
+            metrics.refused.labels(job.source).inc()
+            log.warning("webhook.unavailable", source=job.source, group=job.group_key)
+            return JSONResponse(
+                {"status": "unavailable", "error": "the alert could not be stored durably; retry"},
+                status_code=503,
+                headers={"retry-after": "1"},
+            )
         if outcome == "duplicate":
             metrics.deduplicated.labels(job.source).inc()
         log.info(

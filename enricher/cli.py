@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
-from enricher import logs
+from enricher import logs, redis_connect
 from enricher.errors import ConfigError
 from enricher.settings import Settings, load_settings
 
@@ -21,11 +21,11 @@ def run_with_redis(work: Callable[[Settings, aioredis.Redis], Awaitable[str]]) -
     logs.configure(json=False, level="WARNING")
 
     async def run(settings: Settings) -> str:
-        client = aioredis.Redis.from_url(settings.redis_url, socket_timeout=5)
+        client = redis_connect.async_client(settings, socket_timeout=5)
         try:
             return await work(settings, client)
         finally:
-            await client.aclose()
+            await redis_connect.aclose(client)
 
     try:
         out = asyncio.run(run(load_settings()))
@@ -34,8 +34,8 @@ def run_with_redis(work: Callable[[Settings, aioredis.Redis], Awaitable[str]]) -
         return 2
     except RedisError as exc:
         print(
-            f"error: Redis at REDIS_URL is unreachable ({type(exc).__name__}): start it, or "
-            "point REDIS_URL at the service's Redis",
+            f"error: Redis at REDIS_URL (or REDIS_SENTINELS) is unreachable "
+            f"({type(exc).__name__}): start it, or point the settings at the service's Redis",
             file=sys.stderr,
         )
         return 2

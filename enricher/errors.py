@@ -8,6 +8,7 @@
     │   └── PayloadTooLarge    413  body over the size cap
     ├── SearchUnavailable      runbook search is down; the page is still delivered
     ├── DeliveryFailed         Slack did not take the message; `.permanent` says retry or not
+    ├── NotReplicated          a write did not reach REDIS_MIN_REPLICAS_ACK replicas in time: 503
     └── ConfigError            misconfiguration found at startup; the message says what to fix
 
 `BadRequest.reason` goes back to the sender verbatim, so it is short (capped at
@@ -77,6 +78,17 @@ class DeliveryFailed(EnricherError):
         """5xx and timeouts may have been processed by Slack; 429 and permanent errors
         were not."""
         return not self.permanent and self.retry_after is None
+
+
+class NotReplicated(EnricherError):
+    def __init__(self, wanted: int, acked: int, timeout_ms: int) -> None:
+        super().__init__(
+            f"the write reached {acked} of the {wanted} replica(s) REDIS_MIN_REPLICAS_ACK asks "
+            f"for within {timeout_ms} ms: check the replicas' link to the primary, or lower "
+            "REDIS_MIN_REPLICAS_ACK"
+        )
+        self.wanted = wanted
+        self.acked = acked
 
 
 class ConfigError(EnricherError):

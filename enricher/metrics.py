@@ -31,6 +31,12 @@ class Metrics:
         self.degraded_intake = Counter(
             "rbe_intake_degraded", "Jobs accepted in memory because Redis was down", registry=r
         )
+        self.refused = Counter(
+            "rbe_intake_unavailable",
+            "Webhooks answered 503: no Redis primary, or too few replicas confirmed the job",
+            ["source"],
+            registry=r,
+        )
         self.enrichments = Counter(
             "rbe_enrichments", "Searches run for pages", ["status", "tier"], registry=r
         )

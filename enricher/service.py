@@ -16,13 +16,11 @@ from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import Any, Protocol, cast
 
-import redis
 import redis.asyncio as aioredis
 import structlog
-from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
-from redis.retry import Retry
 
+from enricher import redis_connect
 from enricher.errors import ConfigError
 from enricher.feedback.loop import FeedbackLoop
 from enricher.index import schema
@@ -34,6 +32,7 @@ from enricher.pipeline.ledger import Ledger
 from enricher.pipeline.pool import AcceptOutcome, Pool
 from enricher.pipeline.processor import Processor
 from enricher.pipeline.queue import Job, JobQueue
+from enricher.pipeline.replication import ReplicaAck
 from enricher.search.searcher import Searcher, build_searcher
 from enricher.settings import Settings
 from enricher.slack.delivery import Delivery, build_delivery
@@ -117,14 +116,7 @@ class Services:
         metrics = Metrics()
         worker_id = settings.worker_id or socket.gethostname()
         searcher = build_searcher(settings, index, embedder)
-        # redis-py's from_url has no retry policy: one retry lets a stale pooled connection
-        # reconnect after a Redis restart instead of failing the first command.
-        redis_client = aioredis.Redis.from_url(
-            settings.redis_url,
-            socket_timeout=2,
-            socket_connect_timeout=2,
-            retry=Retry(NoBackoff(), 1),
-        )
+        redis_client = redis_connect.async_client(settings)
         poster = Poster(delivery)
         feedback = FeedbackLoop.build(settings, redis_client, poster)
         processor = Processor(
@@ -144,12 +136,11 @@ class Services:
             redis_client,
             consumer=worker_id,
             claim_idle_ms=int(settings.job_claim_idle_s * 1000),
+            replica_ack=_replica_ack(settings),
         )
         # Output notes go through a synchronous connection: written before anything else
         # runs (enricher.pipeline.ledger, the crash window of deliveries without lookups).
-        notes = redis.Redis.from_url(
-            settings.redis_url, socket_timeout=1, socket_connect_timeout=1
-        )
+        notes = redis_connect.sync_client(settings, socket_timeout=1)
         ledger = Ledger(redis_client, dedup_ttl_s=settings.dedup_ttl_s, notes=notes)
         pool = Pool(
             queue=queue,
@@ -158,6 +149,7 @@ class Services:
             metrics=metrics,
             workers=settings.workers,
             max_attempts=settings.delivery_max_attempts,
+            durable_intake=settings.redis_durable_ack,
         )
         return cls(
             settings=settings,
@@ -182,6 +174,8 @@ class Services:
             "service.started",
             workers=self.settings.workers,
             redis=self.pool.redis_ok,
+            redis_at=redis_connect.describe(self.settings),
+            replicas_ack=self.settings.redis_min_replicas_ack,
             worker_id=self.worker_id,
             engine=self.index.engine,
             syncing=list(self.settings.runbook_roots),
@@ -193,7 +187,7 @@ class Services:
             await asyncio.to_thread(self.sync.stop, STOP_GRACE_S)
         await self.feedback.stop()
         await self.processor.poster.close()
-        await self.redis.aclose()
+        await redis_connect.aclose(self.redis)
         self.pool.ledger.close()
         await asyncio.to_thread(self.index.close)
         log.info("service.stopped")
@@ -233,6 +227,14 @@ class Services:
             "detail": f"{alive}/{started} running",
         }
         return checks
+
+
+def _replica_ack(settings: Settings) -> ReplicaAck | None:
+    if not settings.redis_min_replicas_ack:
+        return None
+    return ReplicaAck(
+        settings.redis_min_replicas_ack, settings.redis_min_replicas_ack_timeout_ms
+    )
 
 
 def check_index_folder(settings: Settings) -> None:

@@ -9,7 +9,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic import (
+    Field,
+    SecretStr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from redis.asyncio.connection import parse_url
 
@@ -36,6 +43,18 @@ class Settings(BaseSettings):
     qdrant_collection: str = "runbooks"
     qdrant_timeout_s: float = 5.0
     redis_url: str = "redis://localhost:6379/0"
+    #: Redis Sentinels (`host:port`, comma separated). Set, the service asks them for the
+    #: primary of REDIS_SENTINEL_MASTER and follows a failover; REDIS_URL then gives only the
+    #: database number and the data nodes' password (enricher.redis_connect).
+    redis_sentinels: CommaList = ()
+    redis_sentinel_master: str | None = Field(default=None, validate_default=True)
+    #: The Sentinels' own password (their `requirepass`), when they have one.
+    redis_sentinel_password: SecretStr | None = None
+    #: Replicas that must hold a webhook's job before it is answered 202 (Redis WAIT); 0
+    #: answers once the primary has it. Past REDIS_MIN_REPLICAS_ACK_TIMEOUT_MS: 503 (at most
+    #: 1500: the wait must end before the client's 2 s socket timeout reads it as dead).
+    redis_min_replicas_ack: int = Field(default=0, ge=0)
+    redis_min_replicas_ack_timeout_ms: int = Field(default=500, ge=1, le=1500)
     models_dir: Path = Path("./models")
     #: Use the int8-quantized dense model: the query embedding in 2-3 ms instead of about 11,
     #: with no loss of matched-and-right or false matches on any of the four eval corpora
@@ -155,6 +174,7 @@ class Settings(BaseSettings):
         "alertmanager_basic_auth",
         "pagerduty_signing_secrets",
         "runbook_roots",
+        "redis_sentinels",
         mode="before",
     )
     @classmethod
@@ -167,6 +187,7 @@ class Settings(BaseSettings):
         "slack_channel",
         "gap_report_channel",
         "gap_runbook_new_url",
+        "redis_sentinel_master",
         mode="before",
     )
     @classmethod
@@ -175,7 +196,7 @@ class Settings(BaseSettings):
 
     @field_validator(
         "slack_bot_token", "slack_webhook_url", "qdrant_api_key", "slack_signing_secret",
-        mode="before",
+        "redis_sentinel_password", mode="before",
     )
     @classmethod
     def _empty_secret_is_none(cls, value: object) -> object:
@@ -248,6 +269,33 @@ class Settings(BaseSettings):
                 f"not a Redis URL ({exc}); write it as redis://[:password@]host:port/db"
             ) from None
         return value
+
+    @field_validator("redis_sentinels")
+    @classmethod
+    def _sentinel_addresses(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for address in value:
+            host, _, port = address.rpartition(":")
+            if not host or not port.isdigit() or not 1 <= int(port) <= 65535:
+                raise ValueError(
+                    f"{address!r} is not host:port; list the Sentinels as host:port,host:port"
+                )
+        return value
+
+    @field_validator("redis_sentinel_master")
+    @classmethod
+    def _sentinel_master_named(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if info.data.get("redis_sentinels") and not value:
+            raise ValueError(
+                "REDIS_SENTINELS is set but this is not: set it to the name the Sentinels "
+                "monitor (`sentinel monitor <name> ...` in sentinel.conf)"
+            )
+        return value
+
+    @property
+    def redis_durable_ack(self) -> bool:
+        """Whether 202 promises more than one Redis server's memory: with Sentinel or a
+        replica ack, intake answers 503 rather than queueing in process when Redis fails."""
+        return bool(self.redis_sentinels) or self.redis_min_replicas_ack > 0
 
     @property
     def basic_users(self) -> dict[str, str]:

@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         log.error("ingest.config_error", error=str(exc))
         return 2
-    cache = EmbeddingCache(connect(settings.redis_url), embedder.identity.dense)
+    cache = EmbeddingCache(connect(settings), embedder.identity.dense)
     sources = [confluence] if confluence is not None else []
     options = SyncOptions.from_settings(
         settings, args.root, use_git=not args.no_git, prune=not args.no_prune, sources=sources

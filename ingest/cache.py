@@ -14,6 +14,9 @@ import numpy as np
 import redis
 import structlog
 
+from enricher.redis_connect import describe, sync_client
+from enricher.settings import Settings
+
 log = structlog.get_logger(__name__)
 
 TTL_S = 90 * 24 * 3600  # refreshed on every hit, so live chunks never expire
@@ -72,15 +75,19 @@ class EmbeddingCache:
             self._disable(exc)
 
 
-def connect(url: str) -> redis.Redis | None:
-    """A Redis client, or None (with one warning) when Redis cannot be reached."""
-    client = redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
+def connect(where: Settings | str) -> redis.Redis | None:
+    """A client of the service's Redis (the settings' REDIS_URL or Sentinels' primary, or a
+    bare Redis URL), or None (with one warning) when it cannot be reached."""
+    if isinstance(where, str):
+        client = redis.Redis.from_url(where, socket_timeout=2, socket_connect_timeout=2)
+    else:
+        client = sync_client(where)
     try:
         client.ping()
     except redis.RedisError as exc:
         log.warning(
             "cache.unavailable",
-            url=_without_password(url),
+            url=_where(where),
             error=str(exc),
             effect="embedding without cache",
         )
@@ -88,8 +95,11 @@ def connect(url: str) -> redis.Redis | None:
     return client
 
 
-def _without_password(url: str) -> str:
-    scheme, sep, rest = url.partition("://")
+def _where(where: Settings | str) -> str:
+    """Where the cache's Redis is, without a password."""
+    if not isinstance(where, str):
+        return describe(where)
+    scheme, sep, rest = where.partition("://")
     if "@" in rest:
         rest = "***@" + rest.split("@", 1)[1]
     return scheme + sep + rest

@@ -51,7 +51,7 @@ def for_service(
 
     def make_syncer() -> Syncer:
         # A fresh cache per run: one that lost Redis disables itself, and Redis may be back.
-        cache = EmbeddingCache(connect(settings.redis_url), embedder.identity.dense)
+        cache = EmbeddingCache(connect(settings), embedder.identity.dense)
         return Syncer(index, embedder, cache, memo)
 
     return PeriodicSync(make_syncer, options, settings.sync_interval_s, lambda _: on_synced())

@@ -29,10 +29,19 @@ def free_port() -> int:
 class RedisServer:
     """`start()`, `stop()` and `kill()` can be called again: tests use them for outages."""
 
-    def __init__(self, workdir: Path, *, port: int | None = None, durable: bool = False) -> None:
+    def __init__(
+        self,
+        workdir: Path,
+        *,
+        port: int | None = None,
+        durable: bool = False,
+        replica_of: int | None = None,
+    ) -> None:
         self.workdir = workdir
         self.port = port or free_port()
         self.durable = durable
+        #: The port of the primary on 127.0.0.1 this server replicates (scripts.local_sentinel).
+        self.replica_of = replica_of
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -43,13 +52,15 @@ class RedisServer:
         binary = shutil.which("redis-server")
         if binary is None:
             raise RuntimeError("redis-server is not installed: run `make setup`")
-        persistence = ["--appendonly", "yes", "--appendfsync", "always"] if self.durable else [
+        options = ["--appendonly", "yes", "--appendfsync", "always"] if self.durable else [
             "--appendonly",
             "no",
         ]
+        if self.replica_of is not None:
+            options += ["--replicaof", "127.0.0.1", str(self.replica_of)]
         self.proc = subprocess.Popen(
             [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-             *persistence, "--dir", str(self.workdir)],
+             *options, "--dir", str(self.workdir)],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )

@@ -168,6 +168,17 @@ end
 return redis.call('DEL', KEYS[1])
 """
 
+# After an outage cut a job off mid-way: whatever its claim became, the post may have gone
+# out. A claim of ours, or the intake's "pending" (our claim may have been lost with a
+# primary that died before a replica had it), is flagged for a marker lookup.
+_CUT_OFF = """
+local state = redis.call('HGET', KEYS[1], 'state')
+if state ~= 'pending' and (state ~= 'claimed' or redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1])
+then return 0 end
+redis.call('HSET', KEYS[1], 'state', 'pending', 'owner', '', 'check_marker', '1')
+return 1
+"""
+
 _HOLD_RESOLVE = (
     _PREDECESSOR
     + """
@@ -292,6 +303,7 @@ class Ledger:
         self._claim = client.register_script(_CLAIM)
         self._record = client.register_script(_RECORD)
         self._release = client.register_script(_RELEASE)
+        self._cut_off = client.register_script(_CUT_OFF)
         self._update = client.register_script(_UPDATE)
         self._reopen = client.register_script(_REOPEN)
         self._abandon = client.register_script(_ABANDON)
@@ -407,6 +419,13 @@ class Ledger:
         """
         args = [owner, "1" if owed else "0", "1" if check_marker else "0"]
         return bool(await self._release(keys=[self._post_key(group_key)], args=args))
+
+    async def release_cut_off(self, group_key: str, owner: str) -> bool:
+        """A job of the group lost Redis mid-way (a failover): give back `owner`'s claim as
+        "pending" with a marker lookup owed, or flag a "pending" group for the lookup (the
+        claim may have died with the old primary after the post went out). A posted
+        group, or another owner's claim, is left alone."""
+        return bool(await self._cut_off(keys=[self._post_key(group_key)], args=[owner]))
 
     @contextlib.asynccontextmanager
     async def posting(

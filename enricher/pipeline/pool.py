@@ -3,7 +3,10 @@
 Intake (`accept`) writes the job to Redis and returns; workers read jobs, run the processor
 and acknowledge only after Slack took the message. When Redis is down, intake keeps
 answering 2xx and hands the job to an in-memory queue instead (no dedup, lost on restart:
-logged and counted) until Redis answers again (DESIGN.md §7).
+logged and counted) until Redis answers again (DESIGN.md §7). Unless the deployment asked
+for a 202 that survives the loss of a server (`durable_intake`: Sentinel, or a replica
+ack): a job held in one process's memory survives nothing, so intake then answers
+"unavailable" (503, which senders retry) until a primary takes the write.
 
 Each worker reads as its own consumer (`JobQueue.worker`), one job at a time, and keeps the
 job's entry touched while it works on it: no pending entry is worked on by two workers, of
@@ -16,13 +19,14 @@ import asyncio
 import contextlib
 import dataclasses
 import time
+from collections import Counter
 from collections.abc import AsyncIterator
 from typing import Literal
 
 import structlog
 from redis.exceptions import RedisError
 
-from enricher.errors import DeliveryFailed
+from enricher.errors import DeliveryFailed, NotReplicated
 from enricher.metrics import Metrics
 from enricher.pipeline.ledger import Ledger
 from enricher.pipeline.processor import Processor, RetryLater, backoff_s
@@ -30,7 +34,7 @@ from enricher.pipeline.queue import Job, JobQueue
 
 log = structlog.get_logger(__name__)
 
-AcceptOutcome = Literal["queued", "duplicate", "degraded"]
+AcceptOutcome = Literal["queued", "duplicate", "degraded", "unavailable"]
 READ_BLOCK_MS = 500
 REDIS_RETRY_S = 2.0
 
@@ -45,6 +49,7 @@ class Pool:
         metrics: Metrics,
         workers: int,
         max_attempts: int,
+        durable_intake: bool = False,
     ) -> None:
         self.queue = queue
         self.ledger = ledger
@@ -52,6 +57,7 @@ class Pool:
         self.metrics = metrics
         self.workers = workers
         self.max_attempts = max_attempts
+        self.durable_intake = durable_intake
         self.redis_ok = False
         self.memory: asyncio.Queue[Job] = asyncio.Queue()
         self.tasks: list[asyncio.Task[None]] = []
@@ -61,6 +67,11 @@ class Pool:
         self.keepers: set[asyncio.Task[None]] = set()
         self.stopping = asyncio.Event()
         self.in_flight = 0
+        #: Groups this process's workers are working on now (a count per group).
+        self.busy: Counter[str] = Counter()
+        #: Groups whose job lost Redis mid-way: a post claim or resolve hold it took could
+        #: not be given back. Given back once Redis answers again (`_release_orphans`).
+        self.orphans: set[str] = set()
 
     # --- lifecycle ---
 
@@ -106,19 +117,35 @@ class Pool:
             await self.queue.ensure_group()
         except RedisError as exc:
             if self.redis_ok or not self.tasks:
-                log.error(
-                    "redis.unavailable",
-                    error=str(exc),
-                    effect="in-process delivery, no dedup, not durable",
-                )
+                log.error("redis.unavailable", error=str(exc), effect=self._outage_effect)
             self.redis_ok = False
             return False
         if not self.redis_ok and self.tasks:
+            try:
+                await self._release_orphans()
+            except RedisError as exc:
+                log.error("redis.unavailable", error=str(exc), effect=self._outage_effect)
+                return False
             log.info("redis.recovered")
             for reader in self.readers:
                 reader.rewind()
         self.redis_ok = True
         return True
+
+    async def _release_orphans(self) -> None:
+        """Give back the claims and resolve holds of jobs cut off by the outage, so their
+        re-run (the same worker re-reads the entry) claims at once, after a marker lookup,
+        instead of meeting its own process's claim as in flight until POST_LEASE_S runs
+        out (`Ledger.release_cut_off`: the post still owed, maybe made, also when the claim
+        was lost with a dead primary). Runs while the workers are not reading (redis_ok is
+        False); a group another worker is still on keeps its claim."""
+        owner = self.processor.owner
+        for group in sorted(self.orphans):
+            if not self.busy[group]:
+                await self.ledger.release_cut_off(group, owner)
+                await self.ledger.release_resolve(group, owner)
+            self.orphans.discard(group)
+            log.info("redis.claim_released", group=group, busy=bool(self.busy[group]))
 
     async def _watch_redis(self) -> None:
         while not self.stopping.is_set():
@@ -129,12 +156,15 @@ class Pool:
     def _redis_failed(self, exc: Exception, during: str) -> None:
         if self.redis_ok:
             log.error(
-                "redis.unavailable",
-                error=str(exc),
-                during=during,
-                effect="in-process delivery, no dedup, not durable",
+                "redis.unavailable", error=str(exc), during=during, effect=self._outage_effect
             )
         self.redis_ok = False
+
+    @property
+    def _outage_effect(self) -> str:
+        if self.durable_intake:
+            return "webhooks answered 503 until a primary takes writes"
+        return "in-process delivery, no dedup, not durable"
 
     # --- intake ---
 
@@ -144,16 +174,24 @@ class Pool:
         The dedup mark and the enqueue are one Redis script: a crash between them cannot
         leave a delivery marked "seen" whose job was never queued. A firing job also marks
         its group's post as owed, so a resolve that a worker picks up first waits for it.
+
+        With `durable_intake` every webhook tries Redis, even while it is known down, so
+        intake resumes the moment a promoted replica takes writes; "unavailable" otherwise.
         """
-        if self.redis_ok:
+        if self.redis_ok or self.durable_intake:
             try:
                 seen = self.ledger.seen_key(job.dedup_key)
                 owed = self.ledger.owed_post(job.group_key) if job.status == "firing" else None
                 ttl_ms = self.ledger.dedup_ttl_ms_for(job.source)
                 entry = await self.queue.enqueue_once(job, seen, ttl_ms, owed_post=owed)
                 return "queued" if entry is not None else "duplicate"
+            except NotReplicated as exc:
+                log.warning("intake.not_replicated", group=job.group_key, error=str(exc))
+                return "unavailable"
             except RedisError as exc:
                 self._redis_failed(exc, "intake")
+        if self.durable_intake:
+            return "unavailable"
         self.metrics.degraded_intake.inc()
         await self.memory.put(job)
         return "degraded"
@@ -176,7 +214,13 @@ class Pool:
                 self._redis_failed(exc, "read")
                 continue
             for job in jobs:
-                await self._run_queued_job(reader, job)
+                try:
+                    await self._run_queued_job(reader, job)
+                except RedisError as exc:
+                    # Redis failed while a failed job was put back (retry_later, dead
+                    # letter): the entry stays pending, and this worker must live on.
+                    self.orphans.add(job.group_key)
+                    self._redis_failed(exc, "requeue")
 
     async def _run_queued_job(self, reader: JobQueue, job: Job) -> None:
         if job.attempts > self.max_attempts:
@@ -185,6 +229,7 @@ class Pool:
             await self._dead(job, "crashed: the process died during every try")
             return
         self.in_flight += 1
+        self.busy[job.group_key] += 1
         try:
             async with self._kept(reader, job):
                 outcome = await self.processor.process(job, self.ledger)
@@ -200,6 +245,7 @@ class Pool:
             await self._delivery_failed(job, exc)
         except RedisError as exc:
             # The job stays pending and is re-read once Redis is back.
+            self.orphans.add(job.group_key)
             self._redis_failed(exc, "process")
         except Exception as exc:
             log.exception("job.crashed", job=job.id, error=type(exc).__name__)
@@ -209,6 +255,9 @@ class Pool:
                 await self.queue.retry_later(job, backoff_s(job.attempts))
         finally:
             self.in_flight -= 1
+            self.busy[job.group_key] -= 1
+            if not self.busy[job.group_key]:
+                del self.busy[job.group_key]
 
     @contextlib.asynccontextmanager
     async def _kept(self, reader: JobQueue, job: Job) -> AsyncIterator[None]:

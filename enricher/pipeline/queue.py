@@ -65,6 +65,7 @@ import redis.asyncio as aioredis
 from redis.exceptions import ResponseError
 
 from enricher.pipeline.entry import Fields, Job, decode, encode, from_netstrings, netstrings
+from enricher.pipeline.replication import ReplicaAck
 from enricher.sources import Parsed
 
 _PROMOTE_BATCH = 100
@@ -158,6 +159,7 @@ class JobQueue:
         dead: str = "rbe:dead",
         claim_idle_ms: int,
         dead_maxlen: int = 10_000,
+        replica_ack: ReplicaAck | None = None,
     ) -> None:
         options = client.connection_pool.connection_kwargs
         if options.get("decode_responses") or options.get("legacy_responses") is False:
@@ -173,6 +175,8 @@ class JobQueue:
         self.dead = dead
         self.claim_idle_ms = claim_idle_ms
         self.dead_maxlen = dead_maxlen
+        #: Intake waits for this many replicas to hold a job (enricher.pipeline.replication).
+        self.replica_ack = replica_ack
         self._promote = client.register_script(_PROMOTE_DUE)
         self._retry = client.register_script(_RETRY_LATER)
         self._bury = client.register_script(_DEAD_LETTER)
@@ -225,12 +229,20 @@ class JobQueue:
 
         `owed_post`: (post record key, TTL s) of the ledger, for a firing job: the group's
         post is marked "pending" in the same step unless the group has a record already.
+        With `replica_ack`, the answer (a new entry or a repeat) waits until the replicas
+        hold the job; NotReplicated when they do not in time.
         """
         post_key, post_ttl = owed_post if owed_post is not None else (seen_key, None)
         args: list[bytes | int | str] = [ttl_ms, "" if post_ttl is None else post_ttl]
         for name, value in encode(job).items():
             args += [name, value]
-        entry = await self._enqueue_once(keys=[self.stream, seen_key, post_key], args=args)
+        keys = [self.stream, seen_key, post_key]
+        if self.replica_ack is None:
+            entry = await self._enqueue_once(keys=keys, args=args)
+        else:
+            entry = await self.replica_ack.run(
+                self._redis, self._enqueue_once, keys=keys, args=args, witness=seen_key
+            )
         return _text(entry) if entry else None
 
     async def read(self, count: int = 10, block_ms: int = 0) -> list[Job]:

@@ -16,10 +16,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
-from enricher import logs
+from enricher import logs, redis_connect
 from enricher.errors import BadRequest, ConfigError
 from enricher.feedback.store import FeedbackStore
 from enricher.index import schema
@@ -72,12 +71,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _tallies(settings: Settings, alert_name: str) -> Tallies:
     async def read() -> Tallies:
-        redis = aioredis.Redis.from_url(settings.redis_url, socket_timeout=2)
+        redis = redis_connect.async_client(settings)
         try:
             store = FeedbackStore(redis, page_ttl_s=settings.feedback_page_ttl_s)
             return await store.tallies(alert_name)
         finally:
-            await redis.aclose()
+            await redis_connect.aclose(redis)
 
     try:
         return asyncio.run(read())

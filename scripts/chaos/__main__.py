@@ -20,6 +20,10 @@ appeared as a firing post (even if its resolve did), a group got more than one t
 an accepted resolve never showed, a job was dead-lettered, or a request was never accepted.
 `--keep` leaves the enricher log, the Slack calls and the Redis AOF for a post-mortem.
 
+`--redis-failover` runs the scenario of issue 22 instead (scripts/chaos/failover.py): a
+Redis primary with replicas under three Sentinels, two enricher replicas, and a `kill -9`
+of the Redis primary mid-burst. Exit 1 when a page answered 202 is lost or doubled.
+
 tests/reliability reuses the process harness (harness.py) and the Slack-side counting
 (observed.py).
 """
@@ -36,12 +40,15 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from scripts.chaos.failover import FailoverArgs, run_failover
+from scripts.chaos.failover_report import failover_failed, print_failover_table
 from scripts.chaos.harness import DELIVERY_MODES
 from scripts.chaos.report import failed, print_table
 from scripts.chaos.run import Args, run
+from scripts.local_sentinel import DOWN_AFTER_MS
 
 
-def parse_args(argv: list[str] | None) -> Args:
+def parse_args(argv: list[str] | None) -> Args | FailoverArgs:
     p = argparse.ArgumentParser(prog="python -m scripts.chaos", description=__doc__.split("\n")[0])
     p.add_argument("--alerts", type=int, default=1000, help="webhook requests in the burst")
     p.add_argument("--groups", type=int, default=300, help="distinct alert groups")
@@ -61,8 +68,24 @@ def parse_args(argv: list[str] | None) -> Args:
     p.add_argument("--keep", action="store_true", help="keep the work folder (logs, AOF)")
     p.add_argument("--delivery", choices=DELIVERY_MODES, default="bot",
                    help="bot token (Web API), incoming webhook, or console (stdout)")
+    f = p.add_argument_group("--redis-failover (issue 22; --groups, --clients, --seed, rates, "
+                             "--claim-idle-s, --post-lease-s, --keep apply too)")
+    f.add_argument("--redis-failover", action="store_true",
+                   help="kill -9 the Redis primary under Sentinel instead of the enricher")
+    f.add_argument("--min-replicas-ack", type=int, default=1, help="REDIS_MIN_REPLICAS_ACK")
+    f.add_argument("--redis-replicas", type=int, default=2)
+    f.add_argument("--down-after-ms", type=int, default=DOWN_AFTER_MS,
+                   help="Sentinel down-after-milliseconds")
+    f.add_argument("--kill-share", type=float, default=0.4,
+                   help="kill once this share of the sends was answered")
+    f.add_argument("--workers", type=int, default=4, help="WORKERS of each enricher")
     ns = p.parse_args(argv)
     seed = ns.seed if ns.seed is not None else random.randrange(1_000_000)
+    if ns.redis_failover:
+        return FailoverArgs(ns.groups, ns.clients, ns.redis_replicas, ns.down_after_ms,
+                            ns.min_replicas_ack, ns.rate_429, ns.rate_500, seed, ns.kill_share,
+                            ns.claim_idle_s, ns.post_lease_s, ns.workers, ns.cap_s, ns.quiet_s,
+                            ns.keep)
     return Args(ns.alerts, ns.groups, ns.resolve_share, ns.clients, ns.kills, ns.rate_429,
                 ns.rate_500, seed, ns.claim_idle_s, ns.post_lease_s, ns.cap_s, ns.quiet_s,
                 ns.memory_rounds, ns.memory_per_round, ns.keep, ns.delivery)
@@ -83,9 +106,14 @@ def workdir(keep: bool) -> Iterator[Path]:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     with workdir(args.keep) as work:
-        report = run(args, work)
-    print_table(report)
-    report["ok"] = not failed(report)
+        if isinstance(args, FailoverArgs):
+            report = run_failover(args, work)
+            print_failover_table(report)
+            report["ok"] = not failover_failed(report)
+        else:
+            report = run(args, work)
+            print_table(report)
+            report["ok"] = not failed(report)
     print(json.dumps(report, sort_keys=True))
     return 0 if report["ok"] else 1
 

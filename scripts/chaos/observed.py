@@ -70,7 +70,7 @@ def slack_view(
     views = {key: GroupView() for key in group_keys}
     ts_group: dict[str, str] = {}
     for message in history:
-        found = by_marker.get(_marker_of(message))
+        found = by_marker.get(marker_of(message))
         if found is not None:
             ts_group[str(message["ts"])] = found[0]
     for call in calls:
@@ -78,7 +78,7 @@ def slack_view(
             continue
         body = call["body"]
         if call["method"] == "chat.postMessage" and not body.get("thread_ts"):
-            found = by_marker.get(_marker_of(body))
+            found = by_marker.get(marker_of(body))
             if found is not None:
                 view = views[found[0]]
                 if found[1] == "firing":
@@ -111,7 +111,7 @@ def output_view(
     return views
 
 
-def _marker_of(message: Mapping[str, Any]) -> str:
+def marker_of(message: Mapping[str, Any]) -> str:
     meta = message.get("metadata")
     if not isinstance(meta, dict):
         return ""

@@ -65,8 +65,13 @@ class TestBadSettingsExitTwo:
             ({"REDIS_URL": "notaurl"}, "REDIS_URL", "write it as redis://"),
             ({"QDRANT_PATH": "/proc/x"}, "QDRANT_PATH='/proc/x'", "directory this user can"),
             ({"MAX_CONNECTIONS": str(10**9)}, "MAX_CONNECTIONS=", "lower MAX_CONNECTIONS"),
+            ({"REDIS_SENTINELS": "127.0.0.1:26379"}, "REDIS_SENTINEL_MASTER",
+             "set it to the name the Sentinels monitor"),
+            ({"REDIS_SENTINELS": "127.0.0.1", "REDIS_SENTINEL_MASTER": "rbe"},
+             "REDIS_SENTINELS='127.0.0.1'", "list the Sentinels as host:port"),
         ],
-        ids=["log-level", "port-range", "redis-url", "qdrant-path-proc", "max-connections"],
+        ids=["log-level", "port-range", "redis-url", "qdrant-path-proc", "max-connections",
+             "sentinel-without-master", "sentinel-without-port"],
     )
     def test_one_sentence_names_the_setting(
         self, tmp_path: Path, env: dict[str, str], named: str, fix: str

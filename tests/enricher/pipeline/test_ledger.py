@@ -427,3 +427,47 @@ class TestOwedPosts:
         await record(a, "p", "w1", ts="1.0", fingerprints=["f"], channel="C")
         assert not await a.abandon("p")
         assert await a.state("p") == "posted"
+
+
+class TestCutOff:
+    """`release_cut_off`: a job of the group lost Redis mid-way (issue 22, a failover)."""
+
+    async def test_own_claim_goes_back_with_a_lookup_owed(
+        self, ledgers: tuple[Ledger, Ledger]
+    ) -> None:
+        """Our own live claim would read as in flight until the lease ran out; given back,
+        the re-run claims at once and looks for the marker first."""
+        a, _ = ledgers
+        await a.claim_post("g", "w1", LEASE_S)
+        assert isinstance(await a.claim_post("g", "w1", LEASE_S), InFlight)
+        assert await a.release_cut_off("g", "w1")
+        claim = await a.claim_post("g", "w1", LEASE_S)
+        assert isinstance(claim, Claimed) and claim.takeover
+
+    async def test_pending_group_is_flagged_for_a_lookup(
+        self, ledgers: tuple[Ledger, Ledger]
+    ) -> None:
+        """A claim lost with the old primary leaves the intake's "pending": the post may
+        have gone out all the same, so the re-run looks before posting."""
+        a, _ = ledgers
+        await a.claim_post("g", "w1", LEASE_S)
+        await a.release_claim("g", "w1", owed=True, check_marker=False)
+        assert await a.claim_post("g", "w1", LEASE_S) == Claimed(takeover=False)
+        await a.release_claim("g", "w1", owed=True, check_marker=False)
+        assert await a.release_cut_off("g", "w1")
+        claim = await a.claim_post("g", "w1", LEASE_S)
+        assert isinstance(claim, Claimed) and claim.takeover
+
+    async def test_posts_and_other_owners_claims_are_left_alone(
+        self, ledgers: tuple[Ledger, Ledger]
+    ) -> None:
+        a, b = ledgers
+        await a.claim_post("p", "w1", LEASE_S)
+        await record(a, "p", "w1", ts="1.0")
+        await b.claim_post("o", "w2", LEASE_S)
+        assert not await a.release_cut_off("p", "w1")
+        assert not await a.release_cut_off("o", "w1")
+        assert not await a.release_cut_off("none", "w1")
+        assert await a.state("p") == "posted"
+        assert isinstance(await a.claim_post("o", "w1", LEASE_S), InFlight)
+        assert await a.state("none") is None

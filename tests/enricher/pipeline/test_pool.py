@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import redis
 import redis.asyncio as aioredis
 from starlette.testclient import TestClient
 from structlog.testing import capture_logs
@@ -19,6 +21,7 @@ from enricher.sources import from_group
 from enricher.sources.alertmanager import parse_alertmanager
 from scripts.chaos.observed import unfinished_jobs
 from scripts.chaos.workload import am_body, runbook_alerts
+from scripts.local_redis import RedisServer
 from tests.conftest import wait_for
 from tests.fakeslack import FakeSlack
 from tests.helpers import AM_TOKEN, service_settings
@@ -56,6 +59,62 @@ class TestOneWorkerPerJob:
                   if e["event"] in ("job.done", "job.retry_later", "job.taken_over")]
         assert worked == [("job.done", "posted", 1)]
         assert len(fake_slack.calls_to("webhook.incoming")) == 1
+
+
+@pytest.fixture()
+def durable_redis(tmp_path: Path) -> Iterator[RedisServer]:
+    """A Redis of its own that keeps its data across a kill (AOF, fsync always)."""
+    (tmp_path / "redis").mkdir()
+    server = RedisServer(tmp_path / "redis", durable=True)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.kill()
+
+
+class TestRedisLostMidJob:
+    def test_a_job_cut_off_does_not_wait_for_its_own_claim(
+        self, tmp_path: Path, golden_index: Path, durable_redis: RedisServer,
+        fake_slack: FakeSlack, embedder: Embedder,
+    ) -> None:
+        """Redis dies while the worker's post is in Slack: the post goes out, storing it
+        fails. Once Redis is back (the same data), the pool gives the claim back with a
+        marker lookup owed, so the re-run finds the post instead of meeting its own
+        process's claim as "post in flight" until POST_LEASE_S (120 s) runs out (the wait
+        outlasts that lease, so without the fix this fails on what the log shows)."""
+        fake_slack.set_latency(1.5)
+        settings = service_settings(tmp_path, golden_index, durable_redis.url, fake_slack,
+                                    workers=1)
+        service, name = runbook_alerts()[0]
+        key = '{}:{pool="cut-off"}'
+        body = am_body(key, name, service, 1, ["0001cc"], "firing")
+        post = "rbe:post:" + hashlib.sha256(key.encode()).hexdigest()
+
+        def state() -> bytes | None:
+            with redis.Redis.from_url(durable_redis.url) as client:
+                value = client.hget(post, "state")
+            assert value is None or isinstance(value, bytes)
+            return value
+
+        with capture_logs() as logs, TestClient(
+            create_app(Services.build(settings, embedder=embedder))
+        ) as client:
+            response = client.post("/webhook/alertmanager", content=body,
+                                   headers={"Authorization": f"Bearer {AM_TOKEN}"})
+            assert response.json() == {"status": "queued"}
+            wait_for(lambda: state() == b"claimed", what="the worker's claim")
+            durable_redis.kill()
+            wait_for(lambda: any(e["event"] == "redis.unavailable" and e.get("during") ==
+                                 "process" for e in logs), what="the job to meet the outage")
+            durable_redis.start()
+            wait_for(lambda: unfinished_jobs(durable_redis.url) == 0 and state() == b"posted",
+                     timeout_s=200, what="the job to finish")
+        worked = [(e["event"], e.get("outcome"), e.get("reason")) for e in logs
+                  if e["event"] in ("job.done", "job.retry_later", "redis.claim_released")]
+        assert worked == [("redis.claim_released", None, None), ("job.done", "recovered", None)]
+        posts = [c for c in fake_slack.calls_to("chat.postMessage") if c.ok]
+        assert len(posts) == 1
 
 
 class TestPoisonJob:
