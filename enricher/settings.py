@@ -54,6 +54,18 @@ class Settings(BaseSettings):
     sync_interval_s: float = Field(default=60.0, ge=1)
     #: Read git metadata (revision, last commit date) of the runbook roots when syncing.
     sync_use_git: bool = True
+    #: A git remote of runbooks the service clones and fetches every SYNC_INTERVAL_S
+    #: (ingest.gitremote; docs/SOURCES.md), beside RUNBOOK_ROOTS or instead of them.
+    runbook_git_url: str | None = None
+    #: The branch or tag to serve.
+    runbook_git_ref: str = "main"
+    #: The runbooks' folder inside the repository ("" = the whole repository).
+    runbook_git_subdir: str = ""
+    #: Token for an https remote (sent as the password of HTTP basic auth); unset, git's
+    #: own credential helper or ssh key is used.
+    runbook_git_token: SecretStr | None = None
+    #: Where the clone lives.
+    runbook_git_dir: Path = Path("./data/git")
 
     # --- search ---
     score_threshold: float = Field(default=0.35, ge=0, le=1)
@@ -148,6 +160,7 @@ class Settings(BaseSettings):
 
     @field_validator(
         "qdrant_url",
+        "runbook_git_url",
         "runbook_base_url",
         "slack_channel",
         "gap_report_channel",
@@ -160,6 +173,7 @@ class Settings(BaseSettings):
 
     @field_validator(
         "slack_bot_token", "slack_webhook_url", "qdrant_api_key", "slack_signing_secret",
+        "runbook_git_token",
         mode="before",
     )
     @classmethod

@@ -1,6 +1,9 @@
 """`python -m ingest --root DIR [--root DIR ...] [--no-git] [--no-prune]`
 
-Prints the sync summary line on stdout; exits 1 when any source failed, 2 on misconfiguration.
+With RUNBOOK_GIT_URL set, the remote is fetched into RUNBOOK_GIT_DIR first and indexed as
+one more root (then `--root` is optional). Prints the sync summary line on stdout; exits 1
+when any source failed (a failed fetch included: the last good checkout, if any, is indexed),
+2 on misconfiguration.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from enricher.index.connect import open_index
 from enricher.index.embedding import Embedder
 from enricher.settings import load_settings
 from ingest.cache import EmbeddingCache, connect
+from ingest.gitremote import GitFetchError, GitRemote
 from ingest.sync import Progress, Syncer, SyncOptions
 
 log = structlog.get_logger("ingest")
@@ -45,8 +49,9 @@ def main(argv: list[str] | None = None) -> int:
         "--root",
         type=Path,
         action="append",
-        required=True,
-        help="folder of runbooks, <root>/<service>/<alert_name>.md (repeatable)",
+        default=[],
+        help="folder of runbooks, <root>/<service>/<alert_name>.md (repeatable; optional "
+        "when RUNBOOK_GIT_URL is set)",
     )
     parser.add_argument("--no-git", action="store_true", help="ignore git metadata")
     parser.add_argument(
@@ -61,9 +66,24 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         log.error("ingest.config_error", error=str(exc))
         return 2
+    roots: list[Path] = list(args.root)
+    fetch_failed = False
+    remote = GitRemote.from_settings(settings)
+    if remote is not None:
+        try:
+            remote.update()
+        except GitFetchError:  # logged by the remote; its last good checkout is indexed
+            fetch_failed = True
+        if remote.root.is_dir():
+            roots.append(remote.root)
+    if not roots:
+        index.close()
+        if remote is None:
+            parser.error("give --root DIR, or set RUNBOOK_GIT_URL")
+        return 1
     cache = EmbeddingCache(connect(settings.redis_url), embedder.identity.dense)
     options = SyncOptions.from_settings(
-        settings, args.root, use_git=not args.no_git, prune=not args.no_prune
+        settings, roots, use_git=not args.no_git, prune=not args.no_prune
     )
     try:
         report = Syncer(index, embedder, cache).run(options, progress=_progress_bar())
@@ -76,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         index.close()
     print(report.summary(), flush=True)
-    return 1 if report.errors else 0
+    return 1 if report.errors or fetch_failed else 0
 
 
 if __name__ == "__main__":

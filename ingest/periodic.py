@@ -1,4 +1,5 @@
-"""The service's own sync: RUNBOOK_ROOTS into its index every SYNC_INTERVAL_S, in a thread.
+"""The service's own sync: RUNBOOK_ROOTS and RUNBOOK_GIT_URL into its index every
+SYNC_INTERVAL_S, in a thread.
 
 An embedded shard has one owner (enricher.index.edge), so a separate `python -m ingest`
 cannot write while the service serves; the service therefore syncs itself. The work runs
@@ -12,6 +13,10 @@ embedding anything, but reading, parsing and chunking every runbook still costs 
 run is skipped while no markdown file under the roots changed its size or mtime, and a run
 reads and chunks only the files that changed (ingest.sync.SyncMemo). A git commit that
 leaves the bytes as they were refreshes the revision at the next real change.
+
+A git remote (ingest.gitremote) is fetched first in each run; its checkout is then one more
+root, so only the files the new commit changed are read and embedded. A failed fetch leaves
+the checkout, and so the index, at the last good commit.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Sequence
+from contextlib import suppress
 from pathlib import Path
 
 import structlog
@@ -28,6 +34,7 @@ from enricher.index.embedding import Embedder
 from enricher.index.engine import Index
 from enricher.settings import Settings
 from ingest.cache import EmbeddingCache, connect
+from ingest.gitremote import GitFetchError, GitRemote
 from ingest.sync import Syncer, SyncMemo, SyncOptions, SyncReport
 
 log = structlog.get_logger(__name__)
@@ -36,11 +43,14 @@ log = structlog.get_logger(__name__)
 def for_service(
     settings: Settings, index: Index, embedder: Embedder, on_synced: Callable[[], None]
 ) -> PeriodicSync:
-    """The service's sync of RUNBOOK_ROOTS into `index`, registered as the `enricher.sync`
-    entry point (pyproject.toml): the runtime finds it there and never imports `ingest`."""
-    options = SyncOptions.from_settings(
-        settings, [Path(r) for r in settings.runbook_roots], use_git=settings.sync_use_git
-    )
+    """The service's sync of RUNBOOK_ROOTS and RUNBOOK_GIT_URL into `index`, registered as
+    the `enricher.sync` entry point (pyproject.toml): the runtime finds it there and never
+    imports `ingest`."""
+    remote = GitRemote.from_settings(settings)
+    roots = [Path(r) for r in settings.runbook_roots] + ([remote.root] if remote else [])
+    # A checkout is always read with its git metadata: that is where revisions come from.
+    use_git = settings.sync_use_git or remote is not None
+    options = SyncOptions.from_settings(settings, roots, use_git=use_git)
     memo = SyncMemo()
 
     def make_syncer() -> Syncer:
@@ -48,7 +58,9 @@ def for_service(
         cache = EmbeddingCache(connect(settings.redis_url), embedder.identity.dense)
         return Syncer(index, embedder, cache, memo)
 
-    return PeriodicSync(make_syncer, options, settings.sync_interval_s, lambda _: on_synced())
+    return PeriodicSync(
+        make_syncer, options, settings.sync_interval_s, lambda _: on_synced(), remote=remote
+    )
 
 
 class PeriodicSync:
@@ -58,8 +70,12 @@ class PeriodicSync:
         options: SyncOptions,
         interval_s: float,
         on_synced: Callable[[SyncReport], None],
+        *,
+        remote: GitRemote | None = None,
     ) -> None:
         self._make_syncer = make_syncer
+        #: Fetched before each run; its state (commit, error, failures) is read by /readyz.
+        self.remote = remote
         self._options = options
         self._interval_s = interval_s
         self._on_synced = on_synced
@@ -87,6 +103,11 @@ class PeriodicSync:
             self._stop.wait(self._interval_s)
 
     def run_once(self) -> None:
+        if self.remote is not None:
+            # A failed fetch is logged and kept by the remote; its last good checkout is
+            # synced as it was.
+            with suppress(GitFetchError):
+                self.remote.update()
         files = fingerprint(self._options.roots)
         if files == self._synced:
             return
