@@ -4,7 +4,7 @@ PY := .venv/bin/python
 export HF_HUB_OFFLINE := 1
 export MODELS_DIR ?= models
 
-.PHONY: setup models test lint typecheck unit ingest run demo stop eval feedback-export bench bench-ingest bench-enrich chaos fuzz clean
+.PHONY: setup models test lint typecheck unit ingest run demo stop eval feedback-export bench bench-ingest bench-enrich chaos fuzz clean audit
 
 setup:
 	@bash scripts/setup.sh
@@ -48,6 +48,12 @@ eval: setup
 ## On-call's votes (in the Redis `make run` uses, unless REDIS_URL says otherwise) as golden cases.
 feedback-export: setup
 	REDIS_URL=$${REDIS_URL:-redis://127.0.0.1:$${REDIS_PORT:-6399}/0} $(PY) -m enricher.feedback export --out $(FEEDBACK_CASES)
+
+## Every alerting rule in golden/rules against golden/runbooks, one verdict each
+## (python -m enricher.audit; docs/SOURCES.md). Rules with no runbook are noted for the gap
+## report in the Redis `make run` uses, when it is up.
+audit: setup
+	REDIS_URL=$${REDIS_URL:-redis://127.0.0.1:$${REDIS_PORT:-6399}/0} $(PY) -m enricher.audit golden/rules --runbooks golden/runbooks
 
 ## Stop the redis-server that `make run` started.
 stop:

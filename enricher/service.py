@@ -281,11 +281,15 @@ def _background_sync(
 ) -> BackgroundSync | None:
     if not (settings.runbook_roots or settings.runbook_git_url):
         return None
+    return sync_factory()(settings, index, embedder, searcher.refresh)
+
+
+def sync_factory() -> SyncFactory:
+    """The installed runbook syncer (the `enricher.sync` entry point)."""
     found = sorted(entry_points(group=SYNC_ENTRY_POINTS), key=lambda e: e.name)
     if not found:
         raise ConfigError(
             "RUNBOOK_ROOTS is set but no runbook syncer is installed: install the project "
             "(`make setup`), or unset RUNBOOK_ROOTS and index with `python -m ingest`"
         )
-    factory = cast(SyncFactory, found[0].load())
-    return factory(settings, index, embedder, searcher.refresh)
+    return cast(SyncFactory, found[0].load())
