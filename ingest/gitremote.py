@@ -33,6 +33,7 @@ from urllib.parse import SplitResult, unquote, urlsplit, urlunsplit
 
 import structlog
 
+from enricher.errors import ConfigError
 from enricher.settings import Settings
 
 log = structlog.get_logger(__name__)
@@ -117,8 +118,14 @@ class GitRemote:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> GitRemote | None:
+        """The remote RUNBOOK_GIT_URL names; ConfigError at startup when git is missing."""
         if not settings.runbook_git_url:
             return None
+        if shutil.which("git") is None:
+            raise ConfigError(
+                "RUNBOOK_GIT_URL is set but git is not installed: install git "
+                "(`apt-get install git`), or unset RUNBOOK_GIT_URL"
+            )
         token = settings.runbook_git_token
         return cls(
             settings.runbook_git_url,

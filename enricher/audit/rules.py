@@ -24,6 +24,8 @@ __all__ = ["Rule", "RuleFileError", "Scan", "read_rules"]
 MAX_FILE_BYTES = 8 * 1024 * 1024
 MAX_NODES = 2_000_000
 RULE_SUFFIXES = (".yml", ".yaml")
+#: libyaml's safe loader when PyYAML was built with it: about 10x faster on big rule files.
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @dataclass(frozen=True)
@@ -129,7 +131,7 @@ def _read_file(file: Path) -> list[Rule] | RuleFileError:
     except (OSError, UnicodeDecodeError) as exc:
         return RuleFileError(where, f"cannot read: {exc}")
     try:
-        documents = list(yaml.safe_load_all(text))
+        documents = list(yaml.load_all(text, Loader=_LOADER))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f" at line {mark.line + 1}" if mark is not None else ""

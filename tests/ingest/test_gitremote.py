@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from structlog.testing import capture_logs
 
+from enricher.errors import ConfigError
+from enricher.settings import Settings
 from ingest.gitremote import GitFetchError, GitRemote, display_url
 from ingest.sources import scan_root
 from tests.conftest import MODELS_DIR, REPO
@@ -162,6 +164,21 @@ class TestFailures:
         source = GitRemote(url, ref="main", subdir="", token=None, folder=tmp_path / "data")
         with pytest.raises(GitFetchError, match="unreachable"):
             source.update()
+
+
+class TestSettings:
+    def test_no_remote_without_a_url_and_a_clear_error_without_git(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        assert GitRemote.from_settings(Settings()) is None
+        configured = Settings(
+            runbook_git_url="https://github.com/acme/ops", runbook_git_dir=tmp_path
+        )
+        remote = GitRemote.from_settings(configured)
+        assert remote is not None and remote.checkout == tmp_path / "ops"
+        monkeypatch.setenv("PATH", str(tmp_path / "no-binaries"))
+        with pytest.raises(ConfigError, match="git is not installed"):
+            GitRemote.from_settings(configured)
 
 
 class TestCredentials:
