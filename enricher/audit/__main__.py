@@ -18,6 +18,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -26,7 +27,7 @@ from redis.exceptions import RedisError
 
 from enricher import logs
 from enricher.audit import report
-from enricher.audit.rules import read_rules
+from enricher.audit.rules import Rule, read_rules
 from enricher.audit.verdict import KINDS, Kind, Verdict, as_alert, judge
 from enricher.errors import ConfigError
 from enricher.gaps.store import GapStore
@@ -40,6 +41,8 @@ from enricher.settings import Settings, load_settings
 
 #: How long indexing `--runbooks` may take before the audit gives up.
 INDEX_TIMEOUT_S = 3600.0
+#: Searches at once, as many as the service's default WORKERS: the models release the GIL.
+SEARCH_THREADS = 4
 
 
 def _kinds(value: str) -> frozenset[Kind]:
@@ -58,7 +61,12 @@ def audit(settings: Settings, index: Index, embedder: Embedder, paths: Sequence[
     """Verdicts for every alerting rule under `paths`, and the rule files that failed."""
     scan = read_rules(paths)
     searcher = build_searcher(settings, index, embedder)
-    verdicts = [judge(rule, searcher.search(as_alert(rule))) for rule in scan.rules]
+
+    def one(rule: Rule) -> Verdict:
+        return judge(rule, searcher.search(as_alert(rule)))
+
+    with ThreadPoolExecutor(max_workers=SEARCH_THREADS) as pool:
+        verdicts = list(pool.map(one, scan.rules))
     return verdicts, [f"{e.file}: {e.reason}" for e in scan.errors]
 
 
