@@ -74,7 +74,10 @@ def audit(settings: Settings, index: Index, embedder: Embedder, paths: Sequence[
 def _index(settings: Settings, embedder: Embedder, runbooks: Path | None) -> Iterator[Index]:
     """The served index, or `runbooks` indexed into a throwaway embedded one."""
     if runbooks is None:
-        index = open_index(settings)
+        try:
+            index = open_index(settings)
+        except ConfigError as exc:
+            raise ConfigError(f"{exc}; or audit against a folder with --runbooks DIR") from None
         try:
             schema.verify_collection(index, embedder.identity)
             yield index

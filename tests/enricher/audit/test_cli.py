@@ -17,7 +17,9 @@ from enricher.alert import Alert
 from enricher.audit.__main__ import main
 from enricher.gaps.__main__ import main as gaps_main
 from enricher.gaps.store import GapStore
+from enricher.index.connect import open_index
 from enricher.result import SearchResult
+from enricher.settings import Settings
 from tests.conftest import MODELS_DIR, REPO
 
 RULES = REPO / "golden" / "rules"
@@ -98,6 +100,16 @@ class TestAuditCli:
         captured = capsys.readouterr()
         assert f"error: {bad}: not valid YAML" in captured.err
         assert "audited 11 alerting rule(s)" in captured.out
+
+    def test_a_shard_held_by_the_service_says_to_use_runbooks(
+        self, served: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        held = open_index(Settings(qdrant_path=served))
+        try:
+            assert main([str(RULES)]) == 2
+        finally:
+            held.close()
+        assert "--runbooks DIR" in capsys.readouterr().err
 
     def test_runbooks_dir_is_indexed_by_the_audit_itself(
         self, tmp_path: Path, redis_url: str, monkeypatch: pytest.MonkeyPatch,
