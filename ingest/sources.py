@@ -266,8 +266,11 @@ def _git_state(base: Path) -> _GitState:
 
 
 def _web(base: Path) -> str | None:
-    """The root's blob URL: origin remote, checked-out branch (else commit), root's prefix."""
-    remote = _git(base, "remote", "get-url", "origin")
+    """The root's blob URL: origin remote, checked-out branch (else commit), root's prefix.
+
+    The remote as configured, not as `url.<base>.insteadOf` rewrites it for fetching (to a
+    mirror, say): people read the runbook where the repository says it lives."""
+    remote = _git(base, "config", "--get", "remote.origin.url")
     branch = _git(base, "rev-parse", "--abbrev-ref", "HEAD")
     prefix = _git(base, "rev-parse", "--show-prefix")
     if remote is None or branch is None or prefix is None:

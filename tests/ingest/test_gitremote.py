@@ -196,6 +196,22 @@ class TestCredentials:
     def test_display_url_drops_user_and_password(self, url: str, shown: str) -> None:
         assert display_url(url) == shown
 
+    def test_runbooks_link_to_their_blob_on_the_git_host(
+        self, server: GitHttpServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A GitHub URL, fetched from the loopback server through git's own `insteadOf`
+        rewrite: each runbook's web link is its blob at RUNBOOK_GIT_REF on GitHub."""
+        github = "https://github.com/acme/ops.git"
+        config = tmp_path / "gitconfig"
+        config.write_text(f'[url "{server.url()}"]\n\tinsteadOf = {github}\n')
+        monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
+        source = GitRemote(
+            github, ref="main", subdir="ops/runbooks", token=TOKEN, folder=tmp_path / "data"
+        )
+        source.update()
+        doc = {d.path: d for d in scan_root(source.root).documents}["redis/RedisDown.md"]
+        assert doc.url == "https://github.com/acme/ops/blob/main/ops/runbooks/redis/RedisDown.md"
+
     def test_a_token_in_the_url_is_used_and_kept_out_of_the_clone_config(
         self, server: GitHttpServer, tmp_path: Path
     ) -> None:
