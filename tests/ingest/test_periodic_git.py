@@ -5,6 +5,7 @@ keeps serving the last good runbooks."""
 
 from __future__ import annotations
 
+import io
 import time
 from pathlib import Path
 
@@ -19,6 +20,8 @@ from enricher.index.embedding import Embedder
 from enricher.index.engine import Equals, Filter
 from enricher.service import Services
 from enricher.settings import Settings
+from enricher.slack.delivery import ConsoleDelivery
+from enricher.sources.alertmanager import one_alert_body
 from tests.conftest import MODELS_DIR, REPO, wait_for
 from tests.gitserver import TEAM_TOKEN, GitHttpServer, TeamRepo, git
 from tests.ingest.test_periodic import disk_alert
@@ -55,6 +58,16 @@ def settings_for(tmp_path: Path, redis_url: str, url: str, token: str) -> Settin
     )
 
 
+def disk_page() -> dict[str, object]:
+    alert = disk_alert()
+    labels = {"alertname": alert.alert_name, "service": "postgres", "severity": "critical"}
+    notes = {"summary": alert.summary, "description": alert.description}
+    return one_alert_body(
+        labels, notes, group_key="disk-full", receiver="test",
+        starts_at="2026-03-01T12:00:00Z", generator_url="", fingerprint="disk",
+    )
+
+
 def indexed(services: Services, path: str) -> int:
     points, _ = services.index.scroll(Filter(must=(Equals(schema.F_PATH, path),)), 100)
     return len(points)
@@ -75,7 +88,8 @@ class TestServiceFromGit:
         repo: TeamRepo,
     ) -> None:
         settings = settings_for(tmp_path, redis_url, server.url(), TOKEN)
-        services = Services.build(settings, embedder=embedder)
+        pages = io.StringIO()
+        services = Services.build(settings, embedder=embedder, delivery=ConsoleDelivery(pages))
         with capture_logs() as logs, TestClient(create_app(services)) as client:
             sync = services.sync
             assert sync is not None
@@ -98,6 +112,9 @@ class TestServiceFromGit:
             delay = time.monotonic() - pushed_at
             print(f"push to page: {delay:.2f} s (SYNC_INTERVAL_S={INTERVAL_S:g})")
             assert delay <= INTERVAL_S + 5
+            # ... and the page itself names the pushed commit.
+            assert client.post("/webhook/alertmanager", json=disk_page()).status_code == 202
+            wait_for(lambda: f"rev {edited[:8]}" in pages.getvalue(), what="the posted page")
 
             # A force-push that drops a runbook prunes it from the index.
             assert indexed(services, REDIS_DOWN) > 0
