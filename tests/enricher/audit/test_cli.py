@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import shutil
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
+import structlog
 
 from enricher.alert import Alert
 from enricher.audit.__main__ import main
@@ -37,6 +40,18 @@ EXPECTED = {
     "CheckoutErrorBudgetBurn": ("broken", "api-gateway/HighErrorRate.md"),
     "GiftCardBalanceDrift": ("missing", None),
 }
+
+
+@pytest.fixture(autouse=True)
+def _restore_logging() -> Iterator[None]:
+    """The CLIs configure logging to print to this test's captured stderr, which is closed
+    after it: put the defaults back, or the next test's logging writes to a closed file."""
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    yield
+    structlog.reset_defaults()
+    root.handlers[:] = handlers
+    root.setLevel(level)
 
 
 @pytest.fixture()
