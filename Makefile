@@ -4,7 +4,7 @@ PY := .venv/bin/python
 export HF_HUB_OFFLINE := 1
 export MODELS_DIR ?= models
 
-.PHONY: setup models test lint typecheck unit ingest run demo stop eval feedback-export bench bench-ingest bench-enrich chaos fuzz clean
+.PHONY: setup models test lint typecheck unit ingest run demo stop eval feedback-export bench bench-ingest bench-enrich chaos fuzz clean audit bench-audit
 
 setup:
 	@bash scripts/setup.sh
@@ -49,6 +49,12 @@ eval: setup
 feedback-export: setup
 	REDIS_URL=$${REDIS_URL:-redis://127.0.0.1:$${REDIS_PORT:-6399}/0} $(PY) -m enricher.feedback export --out $(FEEDBACK_CASES)
 
+## Every alerting rule in golden/rules against golden/runbooks, one verdict each
+## (python -m enricher.audit; docs/SOURCES.md). Rules with no runbook are noted for the gap
+## report in the Redis `make run` uses, when it is up.
+audit: setup
+	REDIS_URL=$${REDIS_URL:-redis://127.0.0.1:$${REDIS_PORT:-6399}/0} $(PY) -m enricher.audit golden/rules --runbooks golden/runbooks
+
 ## Stop the redis-server that `make run` started.
 stop:
 	-redis-cli -p $${REDIS_PORT:-6399} shutdown nosave
@@ -59,6 +65,10 @@ bench-ingest: setup
 
 bench-enrich: setup
 	$(PY) -m scripts.bench_enrich --out bench-out/enrich.json
+
+## 1,000 rules audited against the ~10k-chunk index of bench-enrich (cached in .cache/bench).
+bench-audit: setup
+	$(PY) -m scripts.bench_audit --out bench-out/audit.json
 
 bench: bench-ingest bench-enrich
 

@@ -64,6 +64,16 @@ class Metrics:
         self.dead_letter_depth = Gauge(
             "rbe_dead_letter_depth", "Entries in the dead-letter stream", registry=r
         )
+        self.git_fetch_failures = Gauge(
+            "rbe_runbook_git_fetch_failures",
+            "Fetches of RUNBOOK_GIT_URL failed in a row (0: the last one worked)",
+            registry=r,
+        )
+        self.git_fetched_at = Gauge(
+            "rbe_runbook_git_last_fetch_timestamp_seconds",
+            "When RUNBOOK_GIT_URL was last fetched successfully",
+            registry=r,
+        )
         self.search_seconds = Histogram(
             "rbe_search_seconds", "Runbook search latency", buckets=LATENCY_BUCKETS, registry=r
         )

@@ -48,6 +48,19 @@ STOP_GRACE_S = 10.0
 SYNC_ENTRY_POINTS = "enricher.sync"
 
 
+class RemoteState(Protocol):
+    """A git remote of runbooks (RUNBOOK_GIT_URL) as its last fetch left it."""
+
+    #: The remote's URL without credentials.
+    name: str
+    #: The commit served (None before the first good fetch).
+    commit: str | None
+    #: Why the last fetch failed; None after a good one.
+    error: str | None
+    failures: int
+    fetched_at: float | None
+
+
 class BackgroundSync(Protocol):
     """Keeps the served index in step with the runbook roots, in its own thread."""
 
@@ -57,6 +70,7 @@ class BackgroundSync(Protocol):
     #: A source that failed in the last run (served as before): shown, not "not ready".
     source_problem: str | None
     runs: int
+    remote: RemoteState | None
 
     def start(self) -> None: ...
 
@@ -98,7 +112,7 @@ class Services:
             check_index_folder(settings)
         embedder = embedder or Embedder(settings)
         index = index or open_index(settings)
-        if settings.runbook_roots or settings.confluence_configured:
+        if settings.runbook_roots or settings.confluence_configured or settings.runbook_git_url:
             # The service syncs the roots itself: the first sync creates the collection.
             schema.ensure_collection(index, embedder.identity)
         else:
@@ -197,6 +211,11 @@ class Services:
 
     async def refresh_gauges(self) -> None:
         await self.pool.refresh_gauges()
+        remote = self.sync.remote if self.sync is not None else None
+        if remote is not None:
+            self.metrics.git_fetch_failures.set(remote.failures)
+            if remote.fetched_at is not None:
+                self.metrics.git_fetched_at.set(remote.fetched_at)
 
     async def readiness(self) -> dict[str, dict[str, Any]]:
         checks: dict[str, dict[str, Any]] = {
@@ -221,6 +240,8 @@ class Services:
                 "detail": self.sync.last_error
                 or "; ".join(filter(None, [f"{self.sync.runs} run(s)", self.sync.source_problem])),
             }
+            if self.sync.remote is not None:
+                checks["runbook_git"] = remote_check(self.sync.remote)
         alive, started = self.pool.workers_alive()
         checks["workers"] = {
             "ok": alive == started and alive > 0,
@@ -235,6 +256,16 @@ def _replica_ack(settings: Settings) -> ReplicaAck | None:
     return ReplicaAck(
         settings.redis_min_replicas_ack, settings.redis_min_replicas_ack_timeout_ms
     )
+
+
+def remote_check(remote: RemoteState) -> dict[str, Any]:
+    """Ready while a good commit is served, even when the last fetch failed: pages are better
+    served from the last good runbooks than not at all. The detail says which."""
+    served = f"serving {remote.commit[:12]}" if remote.commit else "nothing fetched yet"
+    if remote.error is None:
+        return {"ok": remote.commit is not None, "detail": f"{served} of {remote.name}"}
+    failing = f"last {remote.failures} fetch(es) failed, {served} (the last good commit)"
+    return {"ok": remote.commit is not None, "detail": f"{failing}: {remote.error}"[:500]}
 
 
 def check_index_folder(settings: Settings) -> None:
@@ -260,13 +291,19 @@ def check_index_folder(settings: Settings) -> None:
 def _background_sync(
     settings: Settings, index: Index, embedder: Embedder, searcher: Searcher
 ) -> BackgroundSync | None:
-    if not settings.runbook_roots and not settings.confluence_configured:
+    if not (
+        settings.runbook_roots or settings.confluence_configured or settings.runbook_git_url
+    ):
         return None
+    return sync_factory()(settings, index, embedder, searcher.refresh)
+
+
+def sync_factory() -> SyncFactory:
+    """The installed runbook syncer (the `enricher.sync` entry point)."""
     found = sorted(entry_points(group=SYNC_ENTRY_POINTS), key=lambda e: e.name)
     if not found:
         raise ConfigError(
             "RUNBOOK_ROOTS or CONFLUENCE_URL is set but no runbook syncer is installed: install "
             "the project (`make setup`), or unset them and index with `python -m ingest`"
         )
-    factory = cast(SyncFactory, found[0].load())
-    return factory(settings, index, embedder, searcher.refresh)
+    return cast(SyncFactory, found[0].load())

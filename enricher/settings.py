@@ -73,6 +73,18 @@ class Settings(BaseSettings):
     sync_interval_s: float = Field(default=60.0, ge=1)
     #: Read git metadata (revision, last commit date) of the runbook roots when syncing.
     sync_use_git: bool = True
+    #: A git remote of runbooks the service clones and fetches every SYNC_INTERVAL_S
+    #: (ingest.gitremote; docs/SOURCES.md), beside RUNBOOK_ROOTS or instead of them.
+    runbook_git_url: str | None = None
+    #: The branch or tag to serve.
+    runbook_git_ref: str = "main"
+    #: The runbooks' folder inside the repository ("" = the whole repository).
+    runbook_git_subdir: str = ""
+    #: Token for an https remote (sent as the password of HTTP basic auth); unset, git's
+    #: own credential helper or ssh key is used.
+    runbook_git_token: SecretStr | None = None
+    #: Where the clone lives.
+    runbook_git_dir: Path = Path("./data/git")
 
     # --- Confluence source (docs/SOURCES.md) ---
     #: The site: `https://acme.atlassian.net/wiki` (Cloud) or the Data Center base URL.
@@ -183,6 +195,7 @@ class Settings(BaseSettings):
 
     @field_validator(
         "qdrant_url",
+        "runbook_git_url",
         "runbook_base_url",
         "slack_channel",
         "gap_report_channel",
@@ -196,7 +209,8 @@ class Settings(BaseSettings):
 
     @field_validator(
         "slack_bot_token", "slack_webhook_url", "qdrant_api_key", "slack_signing_secret",
-        "redis_sentinel_password", mode="before",
+        "redis_sentinel_password", "runbook_git_token",
+        mode="before",
     )
     @classmethod
     def _empty_secret_is_none(cls, value: object) -> object:

@@ -1,8 +1,10 @@
 """`python -m ingest --root DIR [--root DIR ...] [--no-git] [--no-prune]`
 
-With CONFLUENCE_URL set, the Confluence spaces are synced too (and `--root` is optional).
-
-Prints the sync summary line on stdout; exits 1 when any source failed, 2 on misconfiguration.
+With RUNBOOK_GIT_URL set, the remote is fetched into RUNBOOK_GIT_DIR first and indexed as
+one more root; with CONFLUENCE_URL set, the Confluence spaces are synced too (with either,
+`--root` is optional). Prints the sync summary line on stdout; exits 1 when any source
+failed (a failed fetch included: the last good checkout, if any, is indexed), 2 on
+misconfiguration.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from enricher.index.embedding import Embedder
 from enricher.settings import load_settings
 from ingest.cache import EmbeddingCache, connect
 from ingest.confluence.source import from_settings as confluence_source
+from ingest.gitremote import GitFetchError, GitRemote
 from ingest.sync import Progress, Syncer, SyncOptions
 
 log = structlog.get_logger("ingest")
@@ -49,7 +52,8 @@ def main(argv: list[str] | None = None) -> int:
         type=Path,
         action="append",
         default=[],
-        help="folder of runbooks, <root>/<service>/<alert_name>.md (repeatable)",
+        help="folder of runbooks, <root>/<service>/<alert_name>.md (repeatable; optional "
+        "when RUNBOOK_GIT_URL or CONFLUENCE_URL is set)",
     )
     parser.add_argument("--no-git", action="store_true", help="ignore git metadata")
     parser.add_argument(
@@ -60,17 +64,32 @@ def main(argv: list[str] | None = None) -> int:
     try:
         settings = load_settings()
         confluence = confluence_source(settings)
-        if not args.root and confluence is None:
-            raise ConfigError("nothing to index: give --root DIR, or set CONFLUENCE_URL")
+        if not args.root and confluence is None and not settings.runbook_git_url:
+            raise ConfigError(
+                "nothing to index: give --root DIR, or set RUNBOOK_GIT_URL or CONFLUENCE_URL"
+            )
         embedder = Embedder(settings)
         index = open_index(settings)
     except ConfigError as exc:
         log.error("ingest.config_error", error=str(exc))
         return 2
+    roots: list[Path] = list(args.root)
+    fetch_failed = False
+    remote = GitRemote.from_settings(settings)
+    if remote is not None:
+        try:
+            remote.update()
+        except GitFetchError:  # logged by the remote; its last good checkout is indexed
+            fetch_failed = True
+        if remote.root.is_dir():
+            roots.append(remote.root)
+    if not roots and confluence is None:
+        index.close()  # the remote was never fetched: nothing to index
+        return 1
     cache = EmbeddingCache(connect(settings), embedder.identity.dense)
     sources = [confluence] if confluence is not None else []
     options = SyncOptions.from_settings(
-        settings, args.root, use_git=not args.no_git, prune=not args.no_prune, sources=sources
+        settings, roots, use_git=not args.no_git, prune=not args.no_prune, sources=sources
     )
     try:
         report = Syncer(index, embedder, cache).run(options, progress=_progress_bar())
@@ -85,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         for source in sources:
             source.close()
     print(report.summary(), flush=True)
-    return 1 if report.errors else 0
+    return 1 if report.errors or fetch_failed else 0
 
 
 if __name__ == "__main__":

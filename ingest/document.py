@@ -23,7 +23,8 @@ class Document:
     tags: tuple[str, ...]
     #: From front matter `last_reviewed`, else the file's last git commit, else mtime (UTC).
     last_updated: datetime
-    #: Git blob sha when the file is tracked, else the sha256 of the file content.
+    #: `<commit>:<blob>` (its last commit, its blob) when the file is committed as it is,
+    #: else the sha256 of the file content.
     revision: str
     #: Markdown body without the front matter.
     body: str

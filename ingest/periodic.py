@@ -1,5 +1,5 @@
-"""The service's own sync: RUNBOOK_ROOTS (and Confluence, when CONFLUENCE_URL is set) into
-its index every SYNC_INTERVAL_S, in a thread.
+"""The service's own sync: RUNBOOK_ROOTS, RUNBOOK_GIT_URL (and Confluence, when
+CONFLUENCE_URL is set) into its index every SYNC_INTERVAL_S, in a thread.
 
 An embedded shard has one owner (enricher.index.edge), so a separate `python -m ingest`
 cannot write while the service serves; the service therefore syncs itself. The work runs
@@ -13,6 +13,10 @@ embedding anything, but reading, parsing and chunking every runbook still costs 
 run is skipped while no markdown file under the roots changed its size or mtime, and a run
 reads and chunks only the files that changed (ingest.sync.SyncMemo). A git commit that
 leaves the bytes as they were refreshes the revision at the next real change.
+
+A git remote (ingest.gitremote) is fetched first in each run; its checkout is then one more
+root, so only the files the new commit changed are read and embedded. A failed fetch leaves
+the checkout, and so the index, at the last good commit.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Sequence
+from contextlib import suppress
 from pathlib import Path
 
 import structlog
@@ -30,6 +35,7 @@ from enricher.index.engine import Index
 from enricher.settings import Settings
 from ingest.cache import EmbeddingCache, connect
 from ingest.confluence.source import from_settings as confluence_source
+from ingest.gitremote import GitFetchError, GitRemote
 from ingest.sync import Syncer, SyncMemo, SyncOptions, SyncReport
 
 log = structlog.get_logger(__name__)
@@ -38,13 +44,18 @@ log = structlog.get_logger(__name__)
 def for_service(
     settings: Settings, index: Index, embedder: Embedder, on_synced: Callable[[], None]
 ) -> PeriodicSync:
-    """The service's sync of RUNBOOK_ROOTS into `index`, registered as the `enricher.sync`
-    entry point (pyproject.toml): the runtime finds it there and never imports `ingest`."""
+    """The service's sync of RUNBOOK_ROOTS, RUNBOOK_GIT_URL and Confluence into `index`,
+    registered as the `enricher.sync` entry point (pyproject.toml): the runtime finds it
+    there and never imports `ingest`."""
     confluence = confluence_source(settings)
+    remote = GitRemote.from_settings(settings)
+    roots = [Path(r) for r in settings.runbook_roots] + ([remote.root] if remote else [])
+    # A checkout is always read with its git metadata: that is where revisions come from.
+    use_git = settings.sync_use_git or remote is not None
     options = SyncOptions.from_settings(
         settings,
-        [Path(r) for r in settings.runbook_roots],
-        use_git=settings.sync_use_git,
+        roots,
+        use_git=use_git,
         sources=[confluence] if confluence is not None else [],
     )
     memo = SyncMemo()
@@ -54,7 +65,9 @@ def for_service(
         cache = EmbeddingCache(connect(settings), embedder.identity.dense)
         return Syncer(index, embedder, cache, memo)
 
-    return PeriodicSync(make_syncer, options, settings.sync_interval_s, lambda _: on_synced())
+    return PeriodicSync(
+        make_syncer, options, settings.sync_interval_s, lambda _: on_synced(), remote=remote
+    )
 
 
 class PeriodicSync:
@@ -64,8 +77,12 @@ class PeriodicSync:
         options: SyncOptions,
         interval_s: float,
         on_synced: Callable[[SyncReport], None],
+        *,
+        remote: GitRemote | None = None,
     ) -> None:
         self._make_syncer = make_syncer
+        #: Fetched before each run; its state (commit, error, failures) is read by /readyz.
+        self.remote = remote
         self._options = options
         self._interval_s = interval_s
         self._on_synced = on_synced
@@ -99,6 +116,11 @@ class PeriodicSync:
             self._stop.wait(self._interval_s)
 
     def run_once(self) -> None:
+        if self.remote is not None:
+            # A failed fetch is logged and kept by the remote; its last good checkout is
+            # synced as it was.
+            with suppress(GitFetchError):
+                self.remote.update()
         files = fingerprint(self._options.roots)
         # Incremental sources (Confluence) say themselves what changed: asked every time.
         if files == self._synced and not self._options.sources:

@@ -55,6 +55,8 @@ class _GitState:
     blobs: dict[str, str] = field(default_factory=dict)
     #: Committer date of the newest commit touching the path, by path relative to the root.
     dates: dict[str, datetime] = field(default_factory=dict)
+    #: That commit's sha, by path relative to the root.
+    commits: dict[str, str] = field(default_factory=dict)
     #: Blob URL of the root on its git host (ingest.weblink), when there is one.
     web: str | None = None
 
@@ -106,7 +108,7 @@ def _memo_key(
     date = git.dates.get(rel)
     return (
         str(base), rel, stat.st_size, stat.st_mtime_ns, git.blobs.get(rel, ""),
-        date.isoformat() if date else "", git.web or "",
+        f"{date.isoformat()} {git.commits.get(rel, '')}" if date else "", git.web or "",
     )
 
 
@@ -155,7 +157,11 @@ def _read_document(base: Path, rel: str, git: _GitState) -> Document | SourceErr
         last_updated = git.dates[rel]
     else:
         last_updated = datetime.fromtimestamp(mtime, tz=UTC)
-    revision = blob if committed and blob is not None else hashlib.sha256(data).hexdigest()
+    if committed and blob is not None:
+        commit = git.commits.get(rel)
+        revision = f"{commit}:{blob}" if commit else blob
+    else:
+        revision = hashlib.sha256(data).hexdigest()
     url = f"{git.web}/{quote(rel)}" if git.web else None
     return _document(base.name, rel, front, body, last_updated, revision, url)
 
@@ -250,17 +256,21 @@ def _git_state(base: Path) -> _GitState:
         "--relative",
         "--name-only",
         "-z",
-        "--format=%x00%ct",
+        "--format=%x00%ct %H",
         "HEAD",
         "--",
         ".",
     )
-    return _GitState(blobs=_parse_tree(tree), dates=_parse_log(history or b""), web=_web(base))
+    dates, commits = _parse_log(history or b"")
+    return _GitState(blobs=_parse_tree(tree), dates=dates, commits=commits, web=_web(base))
 
 
 def _web(base: Path) -> str | None:
-    """The root's blob URL: origin remote, checked-out branch (else commit), root's prefix."""
-    remote = _git(base, "remote", "get-url", "origin")
+    """The root's blob URL: origin remote, checked-out branch (else commit), root's prefix.
+
+    The remote as configured, not as `url.<base>.insteadOf` rewrites it for fetching (to a
+    mirror, say): people read the runbook where the repository says it lives."""
+    remote = _git(base, "config", "--get", "remote.origin.url")
     branch = _git(base, "rev-parse", "--abbrev-ref", "HEAD")
     prefix = _git(base, "rev-parse", "--show-prefix")
     if remote is None or branch is None or prefix is None:
@@ -296,30 +306,35 @@ def _parse_tree(output: bytes) -> dict[str, str]:
     return blobs
 
 
-def _parse_log(output: bytes) -> dict[str, datetime]:
-    """Newest commit date per path from ``log --format=%x00%ct --name-only -z``.
+def _parse_log(output: bytes) -> tuple[dict[str, datetime], dict[str, str]]:
+    """Newest commit date and sha per path from ``log --format=%x00%ct %H --name-only -z``.
 
-    Each commit prints ``\\0<timestamp>\\0`` and then its paths, each ended by
+    Each commit prints ``\\0<timestamp> <sha>\\0`` and then its paths, each ended by
     ``\\0``, the first one preceded by a newline. File names are never empty,
     so an empty field always announces a timestamp. Commits come newest first,
     so the first date seen for a path is its last change.
     """
     dates: dict[str, datetime] = {}
+    commits: dict[str, str] = {}
     when: datetime | None = None
+    sha = ""
     expect_date = False
     first_name = False
     for token in output.split(b"\0"):
         if not token:
             expect_date = True
         elif expect_date:
+            stamp, _, commit = token.partition(b" ")
             try:
-                when = datetime.fromtimestamp(int(token), tz=UTC)
+                when = datetime.fromtimestamp(int(stamp), tz=UTC)
             except ValueError:
-                return {}
+                return {}, {}
+            sha = commit.decode("ascii", errors="replace")
             expect_date = False
             first_name = True
         elif when is not None:
-            name = token[1:] if first_name and token.startswith(b"\n") else token
+            name = os.fsdecode(token[1:] if first_name and token.startswith(b"\n") else token)
             first_name = False
-            dates.setdefault(os.fsdecode(name), when)
-    return dates
+            if name not in dates:
+                dates[name], commits[name] = when, sha
+    return dates, commits

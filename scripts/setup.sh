@@ -15,6 +15,8 @@ quiet_pip() { "$@" 2> >(grep -v "is ignored: it is neither" >&2); }
 need_apt=()
 command -v redis-server >/dev/null || need_apt+=(redis-server)
 command -v prometheus-alertmanager >/dev/null || need_apt+=(prometheus-alertmanager)
+# git serves RUNBOOK_GIT_URL, and its http-backend is the tests' git server.
+command -v git >/dev/null || need_apt+=(git)
 if ((${#need_apt[@]})); then
     echo "setup: installing ${need_apt[*]} from Debian" >&2
     if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi

@@ -16,9 +16,9 @@ from typing import Any
 
 from enricher.alert import Alert
 from enricher.feedback.store import Vote, votes_by_page
+from enricher.sources.alertmanager import one_alert_body
 
 KIND = "feedback"
-FIRING_ENDS_AT = "0001-01-01T00:00:00Z"
 
 
 def webhook_body(alert: Alert) -> dict[str, Any]:
@@ -39,29 +39,15 @@ def _alertmanager_body(alert: Alert) -> dict[str, Any]:
     annotations = {k: v for k, v in {**notes, "runbook_url": alert.runbook_url}.items() if v}
     starts = alert.starts_at.isoformat() if alert.starts_at else "2026-01-01T00:00:00+00:00"
     fingerprint = hashlib.sha256(f"{alert.group_key}|{name}".encode()).hexdigest()[:16]
-    return {
-        "version": "4",
-        "groupKey": alert.group_key or f'{{}}:{{alertname="{name}"}}',
-        "truncatedAlerts": 0,
-        "status": "firing",
-        "receiver": "feedback-export",
-        "groupLabels": {"alertname": name},
-        "commonLabels": labels,
-        "commonAnnotations": annotations,
-        "externalURL": "",
-        "alerts": [
-            {
-                "status": "firing",
-                "labels": labels,
-                "annotations": annotations,
-                "startsAt": starts,
-                "endsAt": FIRING_ENDS_AT,
-                # The rule's metrics are read from here (enricher.sources.promql).
-                "generatorURL": alert.link or "",
-                "fingerprint": fingerprint,
-            }
-        ],
-    }
+    return one_alert_body(
+        labels,
+        annotations,
+        group_key=alert.group_key or f'{{}}:{{alertname="{name}"}}',
+        receiver="feedback-export",
+        starts_at=starts,
+        generator_url=alert.link or "",
+        fingerprint=fingerprint,
+    )
 
 
 def _pagerduty_body(alert: Alert) -> dict[str, Any]:

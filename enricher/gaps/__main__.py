@@ -37,6 +37,11 @@ def table(gaps: Sequence[Gap]) -> str:
     for gap in gaps:
         leads = ", ".join(gap.leads) or "-"
         confirmed = f"; confirmed: {', '.join(gap.confirmed)}" if gap.confirmed else ""
+        if gap.audited:
+            confirmed += (
+                f"; already known: the audit of {gap.audited.at:%Y-%m-%d} found no runbook "
+                f"for its rule in {gap.audited.rule_file}"
+            )
         lines.append(
             f"{gap.pages:>5}  {gap.alert_name[:32]:<32} {(gap.service or '-')[:20]:<20} "
             f"{gap.first_seen:%Y-%m-%d %H:%M} {gap.last_seen:%Y-%m-%d %H:%M} {leads}{confirmed}"

@@ -6,6 +6,8 @@ Keys (`<gap>` is a digest of the alert name's `name_key` and the service):
     rbe:gap:<gap>:pages    zset: page (group key and arrival) -> epoch seconds
     rbe:gap:<gap>:leads    hash: lead runbook path -> pages it was offered on
     rbe:gaps               zset: <gap> -> last page, epoch seconds
+    rbe:gaps:audited       hash: name_key(alert name) -> {"file", "at"}: rules the runbook
+                           audit (`python -m enricher.audit`) found no runbook for
 
 Pages are members keyed by their group and arrival, so a retried job counts once; pages
 older than RETENTION_S are trimmed at each write and every key expires RETENTION_S after
@@ -15,7 +17,8 @@ its last one. A window (`--days`) counts the pages inside it, first and last see
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -29,6 +32,15 @@ from enricher.search.names import name_key
 
 RETENTION_S = 90 * 86400
 _GAPS = "rbe:gaps"
+_AUDITED = "rbe:gaps:audited"
+
+
+@dataclass(frozen=True)
+class Audited:
+    """The runbook audit called the alert's rule "no runbook" before it paged."""
+
+    rule_file: str
+    at: datetime
 
 
 @dataclass(frozen=True)
@@ -42,6 +54,8 @@ class Gap:
     leads: Mapping[str, int] = field(default_factory=dict)
     #: Runbooks on-call has since confirmed for the alert name (doc ids).
     confirmed: tuple[str, ...] = ()
+    #: Known before it paged: the last audit found no runbook for its rule.
+    audited: Audited | None = None
 
     @property
     def path(self) -> str:
@@ -58,6 +72,11 @@ class Gap:
             "leads": dict(self.leads),
             "confirmed": list(self.confirmed),
             "runbook_path": self.path,
+            "audited": (
+                {"rule_file": self.audited.rule_file, "at": self.audited.at.isoformat()}
+                if self.audited
+                else None
+            ),
         }
 
 
@@ -98,6 +117,29 @@ class GapStore:
                 pipe.expire(key, RETENTION_S)
             await pipe.execute()
 
+    async def mark_audited(
+        self, missing: Mapping[str, str], covered: Iterable[str], *, at: float
+    ) -> None:
+        """What an audit found: `missing` maps alert names with no runbook to their rule file;
+        the marks of `covered` names (a runbook found for every rule of that name) go."""
+        keys = {name_key(name): file for name, file in missing.items()}
+        cleared = {name_key(name) for name in covered} - set(keys)
+        async with self.redis.pipeline(transaction=True) as pipe:
+            if keys:
+                marks = {k: json.dumps({"file": f, "at": at}) for k, f in keys.items()}
+                pipe.hset(_AUDITED, mapping=marks)  # type: ignore[arg-type]
+            if cleared:
+                pipe.hdel(_AUDITED, *cleared)
+            pipe.expire(_AUDITED, RETENTION_S)
+            await pipe.execute()
+
+    async def _audited(self, alert_name: str) -> Audited | None:
+        raw: Any = await self.redis.hget(_AUDITED, name_key(alert_name))
+        if raw is None:
+            return None
+        mark = json.loads(text(raw))
+        return Audited(rule_file=str(mark["file"]), at=_utc(float(mark["at"])))
+
     async def gaps(self, *, since: float, feedback: FeedbackStore | None = None) -> list[Gap]:
         """Every gap with a page since `since` (epoch s), counted inside the window, ranked."""
         out: list[Gap] = []
@@ -126,9 +168,10 @@ class GapStore:
                     last_seen=_utc(max(times)),
                     leads=dict(sorted(leads.items(), key=lambda kv: (-kv[1], kv[0]))),
                     confirmed=confirmed,
+                    audited=await self._audited(name),
                 )
             )
         return ranked(out)
 
 
-__all__ = ["RETENTION_S", "Gap", "GapStore", "ranked"]
+__all__ = ["RETENTION_S", "Audited", "Gap", "GapStore", "ranked"]

@@ -463,7 +463,50 @@ def _labels_key(labels: Mapping[str, str]) -> str:
     return hashlib.sha256(json.dumps(sorted(labels.items())).encode()).hexdigest()[:16]
 
 
+#: The `endsAt` of a firing alert.
+FIRING_ENDS_AT = "0001-01-01T00:00:00Z"
+
+
+def one_alert_body(
+    labels: Mapping[str, str],
+    annotations: Mapping[str, str],
+    *,
+    group_key: str,
+    receiver: str,
+    starts_at: str,
+    generator_url: str,
+    fingerprint: str,
+) -> dict[str, Any]:
+    """A v4 notification of one firing alert (`labels` with its `alertname`): how tools put
+    something that is not an Alertmanager page through this parser (the feedback export,
+    the runbook audit)."""
+    return {
+        "version": "4",
+        "groupKey": group_key,
+        "truncatedAlerts": 0,
+        "status": "firing",
+        "receiver": receiver,
+        "groupLabels": {"alertname": labels.get("alertname", "")},
+        "commonLabels": dict(labels),
+        "commonAnnotations": dict(annotations),
+        "externalURL": "",
+        "alerts": [
+            {
+                "status": "firing",
+                "labels": dict(labels),
+                "annotations": dict(annotations),
+                "startsAt": starts_at,
+                "endsAt": FIRING_ENDS_AT,
+                # The rule's metrics are read from here (enricher.sources.promql).
+                "generatorURL": generator_url,
+                "fingerprint": fingerprint,
+            }
+        ],
+    }
+
+
 __all__ = [
+    "FIRING_ENDS_AT",
     "KEPT_ALERTS",
     "SERVICE_LABELS",
     "SEVERITY_ORDER",
@@ -475,6 +518,7 @@ __all__ = [
     "check_alertmanager_auth",
     "firing_fingerprints",
     "normalize_group",
+    "one_alert_body",
     "parse_alertmanager",
     "severity_rank",
 ]

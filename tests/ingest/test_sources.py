@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -13,10 +12,11 @@ import pytest
 
 from ingest.document import Document, SourceError
 from ingest.sources import Scan, scan_root
+from tests.gitserver import AUTHOR_DATE as FIRST_COMMIT
+from tests.gitserver import git
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
-FIRST_COMMIT = datetime(2024, 3, 1, 9, 30, tzinfo=UTC)
 SECOND_COMMIT = datetime(2024, 6, 15, 17, 45, 10, tzinfo=UTC)
 MTIME = datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC)
 
@@ -33,26 +33,6 @@ def write(root: Path, rel: str, content: str | bytes, *, mtime: datetime | None 
     if mtime is not None:
         os.utime(path, (mtime.timestamp(), mtime.timestamp()))
     return path
-
-
-def git(repo: Path, *args: str, when: datetime = FIRST_COMMIT) -> str:
-    """Run git with a fixed identity and dates, independent of the user's configuration."""
-    stamp = when.isoformat()
-    env = {
-        **os.environ,
-        "GIT_CONFIG_GLOBAL": os.devnull,
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_AUTHOR_NAME": "Runbook Author",
-        "GIT_AUTHOR_EMAIL": "author@example.com",
-        "GIT_COMMITTER_NAME": "Runbook Author",
-        "GIT_COMMITTER_EMAIL": "author@example.com",
-        "GIT_AUTHOR_DATE": stamp,
-        "GIT_COMMITTER_DATE": stamp,
-    }
-    done = subprocess.run(
-        ["git", "-C", str(repo), *args], env=env, check=True, capture_output=True, text=True
-    )
-    return done.stdout.strip()
 
 
 def by_path(scan: Scan) -> dict[str, Document]:
@@ -185,13 +165,16 @@ class TestGitMetadata:
         return (root / rel).relative_to(repo).as_posix()
 
     def test_committed_files_get_commit_date_and_blob_sha(self, repo: tuple[Path, Path]) -> None:
-        """last_updated is the file's last commit date and revision its blob in HEAD."""
+        """last_updated is the file's last commit date and revision that commit and the
+        file's blob in HEAD (`<commit>:<blob>`)."""
         repo_dir, root = repo
         docs = by_path(scan_root(root))
         for rel, when in [("svc/A.md", FIRST_COMMIT), ("svc/B.md", SECOND_COMMIT)]:
-            blob = git(repo_dir, "rev-parse", f"HEAD:{self.rel_in_repo(repo_dir, root, rel)}")
+            in_repo = self.rel_in_repo(repo_dir, root, rel)
+            blob = git(repo_dir, "rev-parse", f"HEAD:{in_repo}")
+            commit = git(repo_dir, "log", "-1", "--format=%H", "--", in_repo)
             assert docs[rel].last_updated == when
-            assert docs[rel].revision == blob
+            assert docs[rel].revision == f"{commit}:{blob}"
 
     def test_modified_file_gets_content_hash_and_mtime(self, repo: tuple[Path, Path]) -> None:
         """A file edited since its commit is described by its content, not by git."""
@@ -224,7 +207,7 @@ class TestGitMetadata:
         doc = by_path(scan_root(root))["svc/C.md"]
         assert doc.last_updated == datetime(2023, 12, 24, tzinfo=UTC)
         blob = git(repo_dir, "rev-parse", f"HEAD:{self.rel_in_repo(repo_dir, root, 'svc/C.md')}")
-        assert doc.revision == blob
+        assert doc.revision == f"{git(repo_dir, 'rev-parse', 'HEAD')}:{blob}"
 
     def test_use_git_false_ignores_the_repository(self, repo: tuple[Path, Path]) -> None:
         """With use_git=False every file gets its content hash and mtime."""
