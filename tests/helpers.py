@@ -6,7 +6,6 @@ import copy
 import hashlib
 import hmac
 import json
-import shutil
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,7 +20,7 @@ from enricher.feedback.store import Vote
 from enricher.settings import Settings
 from enricher.slack.buttons import Verdict
 from scripts.local_redis import free_port
-from tests.conftest import MODELS_DIR, wait_for
+from tests.conftest import MODELS_DIR, copy_index, wait_for
 from tests.fakeslack import FakeSlack
 
 AM_TOKEN = "am-secret-token"
@@ -33,7 +32,7 @@ def service_settings(
     tmp_path: Path, golden_index: Path, redis_url: str, fake: FakeSlack | None, **extra: Any
 ) -> Settings:
     qdrant = tmp_path / "qdrant"
-    shutil.copytree(golden_index, qdrant)
+    copy_index(golden_index, qdrant)
     slack: dict[str, Any] = {}
     if fake is not None:
         slack = {

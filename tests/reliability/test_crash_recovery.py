@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import shutil
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -52,7 +51,7 @@ from scripts.chaos.observed import (
 )
 from scripts.chaos.observed import marker as marker_of
 from scripts.chaos.workload import am_body, runbook_alerts
-from tests.conftest import wait_for
+from tests.conftest import copy_index, wait_for
 from tests.fakeslack import FakeSlack
 from tests.helpers import CHANNEL, service_settings
 
@@ -94,7 +93,7 @@ class TestKill9:
         """kill -9 while posts are in flight, restart with the same WORKER_ID: every accepted
         page is posted exactly once, including those Slack took after the process died."""
         fake_slack.set_latency(1.0)
-        shutil.copytree(golden_index, tmp_path / "qdrant")
+        copy_index(golden_index, tmp_path / "qdrant")
         env = enricher_env(qdrant_path=tmp_path / "qdrant", redis_url=redis_url,
                            slack_url=fake_slack.url, worker_id="crash-1", WORKERS="4",
                            JOB_CLAIM_IDLE_S="3", POST_LEASE_S="120")
@@ -184,7 +183,7 @@ class TestKill9WithoutLookups:
         after the process is gone): every group's page, escalation and resolve shows once."""
         if mode == "webhook":
             fake_slack.set_latency(0.5)
-        shutil.copytree(golden_index, tmp_path / "qdrant")
+        copy_index(golden_index, tmp_path / "qdrant")
         env = enricher_env(qdrant_path=tmp_path / "qdrant", redis_url=redis_url,
                            slack_url=fake_slack.url, worker_id="crash-1", delivery=mode,
                            WORKERS="4", JOB_CLAIM_IDLE_S="3")

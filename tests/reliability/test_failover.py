@@ -12,7 +12,6 @@ depends on it but the test's length.
 from __future__ import annotations
 
 import random
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,7 +23,7 @@ from scripts.chaos.harness import Enricher
 from scripts.chaos.observed import slack_calls, unfinished_jobs
 from scripts.chaos.workload import build_workload
 from scripts.local_sentinel import SentinelCluster
-from tests.conftest import wait_for
+from tests.conftest import copy_index, wait_for
 from tests.fakeslack import FakeSlack
 
 GROUPS = 30
@@ -49,7 +48,7 @@ def enrichers(
     try:
         for name in ("replica-a", "replica-b"):
             qdrant = tmp_path / name / "qdrant"
-            shutil.copytree(golden_index, qdrant)
+            copy_index(golden_index, qdrant)
             env = failover_env(cluster, qdrant_path=qdrant, slack_url=fake_slack.url,
                                worker_id=name, min_replicas_ack=1, WORKERS="2",
                                JOB_CLAIM_IDLE_S="3")

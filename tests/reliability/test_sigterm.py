@@ -5,7 +5,6 @@ is posted exactly once."""
 from __future__ import annotations
 
 import dataclasses
-import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +18,7 @@ from scripts.chaos.observed import log_events, unfinished_jobs
 from scripts.chaos.observed import marker as marker_of
 from scripts.chaos.workload import am_body, runbook_alerts
 from scripts.local_redis import RedisServer
-from tests.conftest import wait_for
+from tests.conftest import copy_index, wait_for
 from tests.fakeslack import running_fake_slack
 
 GROUPS = 12
@@ -56,7 +55,7 @@ def outcome(
         redis_server.start()
     redis.Redis.from_url(redis_server.url).flushall()
     tmp = tmp_path_factory.mktemp("sigterm")
-    shutil.copytree(golden_index, tmp / "qdrant")
+    copy_index(golden_index, tmp / "qdrant")
     with running_fake_slack(token="xoxb-test") as fake:
         fake.set_latency(SLACK_LATENCY_S)
         env = enricher_env(qdrant_path=tmp / "qdrant", redis_url=redis_server.url,

@@ -5,7 +5,6 @@ them at its read deadline (set short here), with a 408."""
 from __future__ import annotations
 
 import select
-import shutil
 import socket
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -18,7 +17,7 @@ import redis
 from scripts.chaos.harness import AM_TOKEN, CHANNEL, Enricher, enricher_env
 from scripts.chaos.workload import am_body, runbook_alerts
 from scripts.local_redis import RedisServer
-from tests.conftest import wait_for
+from tests.conftest import copy_index, wait_for
 from tests.fakeslack import FakeSlack, running_fake_slack
 
 SLOW_CLIENTS = 150
@@ -42,7 +41,7 @@ def served(
         redis_server.start()
     redis.Redis.from_url(redis_server.url).flushall()
     tmp = tmp_path_factory.mktemp("slow-clients")
-    shutil.copytree(golden_index, tmp / "qdrant")
+    copy_index(golden_index, tmp / "qdrant")
     with running_fake_slack(token="xoxb-test") as fake:
         env = enricher_env(
             qdrant_path=tmp / "qdrant", redis_url=redis_server.url, slack_url=fake.url,

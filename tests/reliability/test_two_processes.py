@@ -5,7 +5,6 @@ is posted exactly once, and every resolve is applied exactly once."""
 from __future__ import annotations
 
 import dataclasses
-import shutil
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -17,7 +16,7 @@ import pytest
 from scripts.chaos.harness import AM_TOKEN, CHANNEL, Enricher, enricher_env
 from scripts.chaos.observed import GroupView, log_events, slack_view, unfinished_jobs
 from scripts.chaos.workload import am_body, runbook_alerts
-from tests.conftest import wait_for
+from tests.conftest import copy_index, wait_for
 from tests.fakeslack import FakeSlack
 
 GROUPS = 24
@@ -56,7 +55,7 @@ def replicas(
     made: list[Enricher] = []
     for name in ("replica-a", "replica-b"):
         qdrant = tmp_path / name / "qdrant"
-        shutil.copytree(golden_index, qdrant)
+        copy_index(golden_index, qdrant)
         env = enricher_env(qdrant_path=qdrant, redis_url=redis_url, slack_url=fake_slack.url,
                            worker_id=name, WORKERS="2", JOB_CLAIM_IDLE_S="3")
         made.append(Enricher(env, tmp_path / f"{name}.log"))

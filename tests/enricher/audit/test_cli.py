@@ -23,7 +23,7 @@ from enricher.gaps.store import GapStore
 from enricher.index.connect import open_index
 from enricher.result import SearchResult
 from enricher.settings import Settings
-from tests.conftest import MODELS_DIR, REPO
+from tests.conftest import MODELS_DIR, REPO, copy_index
 
 RULES = REPO / "golden" / "rules"
 #: The verdict and runbook of every sample rule against golden/runbooks.
@@ -60,7 +60,7 @@ def served(
 ) -> Path:
     """The environment of a host serving the golden index."""
     qdrant = tmp_path / "qdrant"
-    shutil.copytree(golden_index, qdrant)
+    copy_index(golden_index, qdrant)
     monkeypatch.setenv("QDRANT_PATH", str(qdrant))
     monkeypatch.setenv("REDIS_URL", redis_url)
     monkeypatch.setenv("MODELS_DIR", str(MODELS_DIR))

@@ -7,7 +7,6 @@ both engines and asserts they rank the same runbooks with the same scores.
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -31,7 +30,7 @@ from enricher.search.decide import SearchConfig
 from enricher.search.searcher import Searcher
 from enricher.settings import Settings
 from quality.cases import load_cases
-from tests.conftest import ENGINES, REPO, open_engine
+from tests.conftest import ENGINES, REPO, copy_index, open_engine
 
 
 def point(
@@ -216,7 +215,7 @@ def searchers(
     opened: dict[str, Searcher] = {}
     for engine in ENGINES:
         path = tmp_path_factory.mktemp(f"rank-{engine}") / "qdrant"
-        shutil.copytree(golden_index, path)
+        copy_index(golden_index, path)
         opened[engine] = Searcher(open_engine(engine, path), embedder, config)
     yield opened
     for searcher in opened.values():

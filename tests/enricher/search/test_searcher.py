@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -24,7 +23,7 @@ from enricher.index.engine import EVERYTHING, Equals, Filter, IndexPoint
 from enricher.search.decide import SearchConfig, sole_quoters
 from enricher.search.searcher import QUOTE_SCAN_LIMIT, Searcher, _url_keys
 from enricher.settings import Settings
-from tests.conftest import ENGINES, REPO, open_engine
+from tests.conftest import ENGINES, REPO, copy_index, open_engine
 from tests.helpers import make_vote
 
 DEFAULT_CONFIG = SearchConfig.from_settings(Settings())
@@ -66,7 +65,7 @@ def searcher(
 ) -> Iterator[Searcher]:
     """The golden index on each engine: every search case here runs on both."""
     path = tmp_path_factory.mktemp("search") / "qdrant"
-    shutil.copytree(golden_index, path)
+    copy_index(golden_index, path)
     index = open_engine(request.param, path)
     yield Searcher(index, embedder, DEFAULT_CONFIG)
     index.close()
@@ -381,7 +380,7 @@ class TestSearchCli:
     def test_prints_the_result_for_a_payload(self, golden_index: Path, tmp_path: Path) -> None:
         """`python -m enricher.search --payload FILE` prints the search result contract."""
         qdrant = tmp_path / "qdrant"
-        shutil.copytree(golden_index, qdrant)
+        copy_index(golden_index, qdrant)
         payload = REPO / "golden" / "samples" / "alertmanager-renamed-alert.json"
         env = {**os.environ, "QDRANT_PATH": str(qdrant), "MODELS_DIR": str(REPO / "models")}
         done = subprocess.run(
@@ -440,7 +439,7 @@ class TestSearchCli:
 
         asyncio.run(vote())
         qdrant = tmp_path / "qdrant"
-        shutil.copytree(golden_index, qdrant)
+        copy_index(golden_index, qdrant)
         payload = REPO / "golden" / "samples" / "alertmanager-renamed-alert.json"
         env = {
             **os.environ,
