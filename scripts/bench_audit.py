@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import sys
 import tempfile
 import time
@@ -35,6 +34,7 @@ from enricher.settings import Settings
 from scripts.bench_enrich.corpus import SEED, corpus_for, ensure_index, generator_url
 from scripts.benchlib import MODELS_DIR, emit, machine, peak_rss_mb
 from scripts.corpus_gen import Runbook, runbooks
+from scripts.index_copy import copy_index
 
 
 def rule(seq: int, indexed: Sequence[Runbook], unwritten: Sequence[Runbook]) -> dict[str, Any]:
@@ -81,7 +81,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         served = settings.model_copy(
             update={"qdrant_path": work / "qdrant", "qdrant_collection": "bench"}
         )
-        shutil.copytree(qdrant, served.qdrant_path)  # the cached index stays untouched
+        copy_index(qdrant, served.qdrant_path)  # the cached index stays untouched
         index = open_index(served)
         try:
             started = time.perf_counter()

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -37,6 +36,7 @@ from scripts.benchlib import dist, emit, machine, note, print_table
 from scripts.chaos.failover import SENTINEL_REDIS_URL, failover_env
 from scripts.chaos.harness import AM_TOKEN, Enricher, index_runbooks, start_fake_slack
 from scripts.chaos.workload import am_body
+from scripts.index_copy import copy_index
 from scripts.local_sentinel import MASTER_NAME, SentinelCluster
 
 TIMEOUT_MS = 500
@@ -86,7 +86,7 @@ def measure_http(cluster: SentinelCluster, work: Path, rounds: int) -> dict[str,
             index_runbooks(work / "qdrant", cluster.primary_url(), log)
         for ack in ("0", "1"):
             qdrant = work / f"ack{ack}" / "qdrant"
-            shutil.copytree(work / "qdrant", qdrant)
+            copy_index(work / "qdrant", qdrant)
             env = failover_env(cluster, qdrant_path=qdrant, slack_url=slack_url,
                                worker_id=f"bench-ack{ack}", min_replicas_ack=int(ack),
                                WORKERS="1")

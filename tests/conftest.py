@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -88,14 +87,6 @@ def golden_index(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder) -
         local.close()
     open_engine("edge", path).close()
     return path
-
-
-def copy_index(source: Path, target: Path) -> None:
-    """Copy a QDRANT_PATH folder keeping its holes. The engines' files are sparse (the golden
-    index holds 5 MB of data in 230 MB of length); `shutil.copytree` writes every hole out,
-    and a suite of such copies once filled a CI machine's disk."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["cp", "-R", "--sparse=always", str(source), str(target)], check=True)
 
 
 def wait_for(predicate: Callable[[], bool], timeout_s: float = 20.0, what: str = "") -> None:

@@ -19,8 +19,9 @@ from enricher.alert import Alert
 from enricher.feedback.store import Vote
 from enricher.settings import Settings
 from enricher.slack.buttons import Verdict
+from scripts.index_copy import copy_index
 from scripts.local_redis import free_port
-from tests.conftest import MODELS_DIR, copy_index, wait_for
+from tests.conftest import MODELS_DIR, wait_for
 from tests.fakeslack import FakeSlack
 
 AM_TOKEN = "am-secret-token"

@@ -4,7 +4,6 @@ burst from a child process; returns the size's JSON result."""
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 import time
@@ -35,6 +34,7 @@ from scripts.bench_enrich.timing import (
 )
 from scripts.benchlib import MODELS_DIR, REPO, note
 from scripts.corpus_gen import runbooks
+from scripts.index_copy import copy_index
 from scripts.local_redis import RedisServer
 
 TOKEN = "xoxb-bench"
@@ -67,7 +67,7 @@ def bench_size(
     unindexed = runbooks(len(books) + 200, seed=SEED)[len(books):]
     cached_qdrant, meta = ensure_index(books, embedder, setup.rebuild)
     qdrant_path = work / f"qdrant-{setup.chunks}-{setup.engine}"
-    shutil.copytree(cached_qdrant, qdrant_path)
+    copy_index(cached_qdrant, qdrant_path)
     redis_server.flush()
     fake.reset()
     fake.received.clear()

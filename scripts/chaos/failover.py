@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import random
-import shutil
 import threading
 import time
 from dataclasses import dataclass, field
@@ -36,6 +35,7 @@ from scripts.chaos.harness import (
 )
 from scripts.chaos.observed import drain, slack_calls
 from scripts.chaos.workload import Group, build_workload
+from scripts.index_copy import copy_index
 from scripts.local_sentinel import MASTER_NAME, SentinelCluster
 
 #: REDIS_URL with Sentinel: only its database number is read (enricher.redis_connect).
@@ -185,7 +185,7 @@ def run_failover(args: FailoverArgs, work: Path) -> dict[str, Any]:
             index_runbooks(work / "qdrant", cluster.primary_url(), log)
         for name in ("replica-a", "replica-b"):
             qdrant = work / name / "qdrant"
-            shutil.copytree(work / "qdrant", qdrant)
+            copy_index(work / "qdrant", qdrant)
             env = failover_env(cluster, qdrant_path=qdrant, slack_url=slack_url,
                                worker_id=name, min_replicas_ack=args.min_replicas_ack,
                                WORKERS=str(args.workers),

@@ -51,7 +51,8 @@ from scripts.chaos.observed import (
 )
 from scripts.chaos.observed import marker as marker_of
 from scripts.chaos.workload import am_body, runbook_alerts
-from tests.conftest import copy_index, wait_for
+from scripts.index_copy import copy_index
+from tests.conftest import wait_for
 from tests.fakeslack import FakeSlack
 from tests.helpers import CHANNEL, service_settings
 

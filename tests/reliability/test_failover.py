@@ -22,8 +22,9 @@ from scripts.chaos.failover_report import tally_failover
 from scripts.chaos.harness import Enricher
 from scripts.chaos.observed import slack_calls, unfinished_jobs
 from scripts.chaos.workload import build_workload
+from scripts.index_copy import copy_index
 from scripts.local_sentinel import SentinelCluster
-from tests.conftest import copy_index, wait_for
+from tests.conftest import wait_for
 from tests.fakeslack import FakeSlack
 
 GROUPS = 30

@@ -17,8 +17,9 @@ from scripts.chaos.harness import AM_TOKEN, CHANNEL, Enricher, enricher_env
 from scripts.chaos.observed import log_events, unfinished_jobs
 from scripts.chaos.observed import marker as marker_of
 from scripts.chaos.workload import am_body, runbook_alerts
+from scripts.index_copy import copy_index
 from scripts.local_redis import RedisServer
-from tests.conftest import copy_index, wait_for
+from tests.conftest import wait_for
 from tests.fakeslack import running_fake_slack
 
 GROUPS = 12

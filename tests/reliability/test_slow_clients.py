@@ -16,8 +16,9 @@ import redis
 
 from scripts.chaos.harness import AM_TOKEN, CHANNEL, Enricher, enricher_env
 from scripts.chaos.workload import am_body, runbook_alerts
+from scripts.index_copy import copy_index
 from scripts.local_redis import RedisServer
-from tests.conftest import copy_index, wait_for
+from tests.conftest import wait_for
 from tests.fakeslack import FakeSlack, running_fake_slack
 
 SLOW_CLIENTS = 150

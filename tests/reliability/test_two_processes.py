@@ -16,7 +16,8 @@ import pytest
 from scripts.chaos.harness import AM_TOKEN, CHANNEL, Enricher, enricher_env
 from scripts.chaos.observed import GroupView, log_events, slack_view, unfinished_jobs
 from scripts.chaos.workload import am_body, runbook_alerts
-from tests.conftest import copy_index, wait_for
+from scripts.index_copy import copy_index
+from tests.conftest import wait_for
 from tests.fakeslack import FakeSlack
 
 GROUPS = 24

@@ -23,7 +23,8 @@ from enricher.gaps.store import GapStore
 from enricher.index.connect import open_index
 from enricher.result import SearchResult
 from enricher.settings import Settings
-from tests.conftest import MODELS_DIR, REPO, copy_index
+from scripts.index_copy import copy_index
+from tests.conftest import MODELS_DIR, REPO
 
 RULES = REPO / "golden" / "rules"
 #: The verdict and runbook of every sample rule against golden/runbooks.

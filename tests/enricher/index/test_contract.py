@@ -30,7 +30,8 @@ from enricher.search.decide import SearchConfig
 from enricher.search.searcher import Searcher
 from enricher.settings import Settings
 from quality.cases import load_cases
-from tests.conftest import ENGINES, REPO, copy_index, open_engine
+from scripts.index_copy import copy_index
+from tests.conftest import ENGINES, REPO, open_engine
 
 
 def point(

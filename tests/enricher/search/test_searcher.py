@@ -23,7 +23,8 @@ from enricher.index.engine import EVERYTHING, Equals, Filter, IndexPoint
 from enricher.search.decide import SearchConfig, sole_quoters
 from enricher.search.searcher import QUOTE_SCAN_LIMIT, Searcher, _url_keys
 from enricher.settings import Settings
-from tests.conftest import ENGINES, REPO, copy_index, open_engine
+from scripts.index_copy import copy_index
+from tests.conftest import ENGINES, REPO, open_engine
 from tests.helpers import make_vote
 
 DEFAULT_CONFIG = SearchConfig.from_settings(Settings())
