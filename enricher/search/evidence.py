@@ -182,7 +182,10 @@ def name_words(name: str) -> list[str]:
 def _joined_span(word: str, name: Sequence[str]) -> int:
     """How many leading words of `name` the one alert word stands for: their initials
     (`mcc` / machine config controller, 2-5 words) or themselves run together (`mdscpu` /
-    mds cpu, which a run of capitals makes); 0 when neither."""
+    mds cpu, which a run of capitals makes); 0 when neither. A word that is the first of
+    them stands for itself only: `on` in OnOSDNodes is not the initials of `on non`."""
+    if name and name[0] == word:
+        return 0
     for span in range(min(5, len(name)), 1, -1):
         words = name[:span]
         if "".join(w[0] for w in words) == word or (span <= 3 and "".join(words) == word):

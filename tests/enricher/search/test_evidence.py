@@ -112,6 +112,9 @@ class TestNameAlignment:
             ("MDSCPUUsageHigh", ["CephMdsCpuUsageHigh"], 8 / 9),
             ("SouthboundStale", ["SouthboundStaleAlert"], 0.8),
             ("KubeNodeEviction", ["KubeNodeNotReady"], 4 / 7),
+            # "on" is a word, not the initials of "on non": the runbook is for the nodes
+            # that are not OSD nodes.
+            ("ODFNodeLatencyHighOnOSDNodes", ["ODFNodeLatencyHighOnNonOSDNodes"], 14 / 15),
             ("Payments", ["KubePodCrashLooping"], 0.0),
             ("", ["KubePodCrashLooping"], 0.0),
         ],
