@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Iterator, MutableMapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -42,6 +43,10 @@ def slow_slack_client(
         yield client
 
 
+def logged(logs: list[MutableMapping[str, Any]], event: str) -> bool:
+    return any(e["event"] == event for e in logs)
+
+
 class TestOneWorkerPerJob:
     def test_a_job_held_longer_than_the_idle_time_is_not_taken_over(
         self, slow_slack_client: TestClient, fake_slack: FakeSlack, redis_url: str
@@ -54,7 +59,10 @@ class TestOneWorkerPerJob:
             response = slow_slack_client.post("/webhook/alertmanager", content=body,
                                               headers={"Authorization": f"Bearer {AM_TOKEN}"})
             assert response.json() == {"status": "queued"}
-            wait_for(lambda: unfinished_jobs(redis_url) == 0, timeout_s=30, what="the job")
+            # The job is acked a moment before its line is logged: wait for both, or the
+            # capture may close in between.
+            wait_for(lambda: unfinished_jobs(redis_url) == 0 and logged(logs, "job.done"),
+                     timeout_s=30, what="the job")
         worked = [(e["event"], e.get("outcome"), e.get("attempts")) for e in logs
                   if e["event"] in ("job.done", "job.retry_later", "job.taken_over")]
         assert worked == [("job.done", "posted", 1)]
@@ -108,8 +116,8 @@ class TestRedisLostMidJob:
             wait_for(lambda: any(e["event"] == "redis.unavailable" and e.get("during") ==
                                  "process" for e in logs), what="the job to meet the outage")
             durable_redis.start()
-            wait_for(lambda: unfinished_jobs(durable_redis.url) == 0 and state() == b"posted",
-                     timeout_s=200, what="the job to finish")
+            wait_for(lambda: unfinished_jobs(durable_redis.url) == 0 and state() == b"posted"
+                     and logged(logs, "job.done"), timeout_s=200, what="the job to finish")
         worked = [(e["event"], e.get("outcome"), e.get("reason")) for e in logs
                   if e["event"] in ("job.done", "job.retry_later", "redis.claim_released")]
         assert worked == [("redis.claim_released", None, None), ("job.done", "recovered", None)]
@@ -143,7 +151,8 @@ class TestPoisonJob:
         asyncio.run(crash_twice())
         with capture_logs() as logs, TestClient(create_app(Services.build(settings,
                                                                           embedder=embedder))):
-            wait_for(lambda: unfinished_jobs(redis_url) == 0, timeout_s=30, what="the job")
+            wait_for(lambda: unfinished_jobs(redis_url) == 0 and logged(logs, "job.dead_letter"),
+                     timeout_s=30, what="the job")
         dead = [e for e in logs if e["event"] == "job.dead_letter"]
         assert [(e["reason"], e["attempts"]) for e in dead] == [
             ("crashed: the process died during every try", 3)
