@@ -28,6 +28,7 @@ from enricher.index.connect import open_index, shard_path
 from enricher.index.embedding import Embedder
 from enricher.index.engine import Index
 from enricher.metrics import Metrics
+from enricher.pipeline.first_index import FirstIndex
 from enricher.pipeline.ledger import Ledger
 from enricher.pipeline.pool import AcceptOutcome, Pool
 from enricher.pipeline.processor import Processor
@@ -130,6 +131,12 @@ class Services:
         metrics = Metrics()
         worker_id = settings.worker_id or socket.gethostname()
         searcher = build_searcher(settings, index, embedder)
+        sync = _background_sync(settings, index, embedder, searcher)
+        first_index = (
+            FirstIndex(sync.first_done, settings.first_sync_wait_s)
+            if sync is not None and index.count() == 0
+            else None
+        )
         redis_client = redis_connect.async_client(settings)
         poster = Poster(delivery)
         feedback = FeedbackLoop.build(settings, redis_client, poster)
@@ -145,6 +152,7 @@ class Services:
             lease_s=settings.post_lease_s,
             feedback=feedback.store,
             gaps=feedback.gaps,
+            first_index=first_index,
         )
         queue = JobQueue(
             redis_client,
@@ -164,6 +172,7 @@ class Services:
             workers=settings.workers,
             max_attempts=settings.delivery_max_attempts,
             durable_intake=settings.redis_durable_ack,
+            first_index=first_index,
         )
         return cls(
             settings=settings,
@@ -176,10 +185,17 @@ class Services:
             redis=redis_client,
             pool=pool,
             feedback=feedback,
-            sync=_background_sync(settings, index, embedder, searcher),
+            sync=sync,
         )
 
     async def start(self) -> None:
+        first = self.pool.first_index
+        if first is not None and first.pending:
+            log.info(
+                "workers.held",
+                reason="the index is empty: pages wait for its first sync",
+                at_most_s=first.wait_s,
+            )
         await self.pool.start()
         await self.feedback.start()
         if self.sync is not None:

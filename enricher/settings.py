@@ -71,6 +71,9 @@ class Settings(BaseSettings):
     #: SYNC_INTERVAL_S. Empty: the service only reads what `python -m ingest` indexed.
     runbook_roots: CommaList = ()
     sync_interval_s: float = Field(default=60.0, ge=1)
+    #: A service started on an empty index holds pages this long at most while it builds
+    #: the index (enricher.pipeline.first_index).
+    first_sync_wait_s: float = Field(default=120.0, ge=0)
     #: Read git metadata (revision, last commit date) of the runbook roots when syncing.
     sync_use_git: bool = True
     #: A git remote of runbooks the service clones and fetches every SYNC_INTERVAL_S

@@ -28,6 +28,7 @@ from redis.exceptions import RedisError
 
 from enricher.errors import DeliveryFailed, NotReplicated
 from enricher.metrics import Metrics
+from enricher.pipeline.first_index import FirstIndex
 from enricher.pipeline.ledger import Ledger
 from enricher.pipeline.processor import Processor, RetryLater, backoff_s
 from enricher.pipeline.queue import Job, JobQueue
@@ -50,6 +51,7 @@ class Pool:
         workers: int,
         max_attempts: int,
         durable_intake: bool = False,
+        first_index: FirstIndex | None = None,
     ) -> None:
         self.queue = queue
         self.ledger = ledger
@@ -58,6 +60,7 @@ class Pool:
         self.workers = workers
         self.max_attempts = max_attempts
         self.durable_intake = durable_intake
+        self.first_index = first_index
         self.redis_ok = False
         self.memory: asyncio.Queue[Job] = asyncio.Queue()
         self.tasks: list[asyncio.Task[None]] = []
@@ -199,6 +202,8 @@ class Pool:
     # --- workers ---
 
     async def _work(self, reader: JobQueue) -> None:
+        if self.first_index is not None:
+            await self.first_index.wait(self.stopping)
         while not self.stopping.is_set():
             if not self.memory.empty():
                 await self._run_memory_job(self.memory.get_nowait())

@@ -43,6 +43,7 @@ from enricher.errors import DeliveryFailed
 from enricher.feedback.store import FeedbackStore
 from enricher.gaps.store import GapStore
 from enricher.metrics import Metrics
+from enricher.pipeline.first_index import STILL_INDEXING, FirstIndex
 from enricher.pipeline.ledger import AlreadyPosted, InFlight, Ledger, PostRecord
 from enricher.pipeline.queue import Job
 from enricher.result import SearchResult
@@ -138,6 +139,7 @@ class Processor:
         lease_s: float,
         feedback: FeedbackStore,
         gaps: GapStore,
+        first_index: FirstIndex | None = None,
     ) -> None:
         self.searcher = searcher
         self.poster = poster
@@ -148,12 +150,16 @@ class Processor:
         self.lease_s = lease_s
         self.feedback = feedback
         self.gaps = gaps
+        self.first_index = first_index
 
     async def enrich(self, alert: Alert) -> SearchResult:
         """Search off the event loop: embedded Qdrant and the models are synchronous."""
         started = time.perf_counter()
         tallies = await self._tallies(alert)
-        result = await asyncio.to_thread(self.searcher.search, alert, feedback=tallies)
+        if self.first_index is not None and self.first_index.pending:
+            result = SearchResult(status="unavailable", tier=None, reason=STILL_INDEXING)
+        else:
+            result = await asyncio.to_thread(self.searcher.search, alert, feedback=tallies)
         elapsed = time.perf_counter() - started
         self.metrics.search_seconds.observe(elapsed)
         self.metrics.enrichments.labels(result.status, result.tier or "none").inc()
