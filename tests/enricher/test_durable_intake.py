@@ -69,11 +69,16 @@ def attach_replica(tmp_path: Path, primary: RedisServer) -> RedisServer:
     replica = RedisServer(tmp_path / "replica", replica_of=primary.port)
     replica.start()
 
-    def linked() -> bool:
+    def acknowledging() -> bool:
+        """The replica's link is up and it acknowledges the primary's writes (its link can
+        be "up" while it still loads the first copy, before it answers a WAIT)."""
         with redis.Redis(port=replica.port, decode_responses=True) as client:
-            return str(client.info("replication").get("master_link_status")) == "up"
+            if str(client.info("replication").get("master_link_status")) != "up":
+                return False
+        with redis.Redis(port=primary.port) as client:
+            return int(client.wait(1, 500)) >= 1
 
-    wait_for(linked, what="the replica to link to the primary")
+    wait_for(acknowledging, what="the replica to acknowledge the primary's writes")
     return replica
 
 
@@ -99,6 +104,10 @@ class TestReplicaAck:
 
         replica = attach_replica(tmp_path, running.primary)
         try:
+            # As a sender does: retry the 503 (on a busy machine one WAIT of 100 ms can
+            # still miss the replica's answer).
+            wait_for(lambda: running.send().status_code == 202,
+                     what="a 202 once a replica holds the job")
             accepted = running.send()
             assert accepted.status_code == 202
             assert accepted.json() == {"status": "duplicate"}
