@@ -6,9 +6,11 @@
    on them (kube-prometheus and etcd; eight OpenShift operators);
 3. a synthetic corpus from scripts/corpus_gen at `--synthetic N` runbooks (1,000 by
    default), with cases generated the same way (exact, renamed, reworded, PagerDuty
-   titles, near misses, noise), its test split.
+   titles, near misses, noise), its test split;
+4. golden's page of alert sections alone (`golden-page`): the team whose runbooks are one
+   long page. Its section cases (every split) and golden's off-topic alerts.
 
-4. with `--feedback FILE`: the cases on-call's votes made (`python -m enricher.feedback
+5. with `--feedback FILE`: the cases on-call's votes made (`python -m enricher.feedback
    export`, `make feedback-export`) on the corpus they were voted on (`--feedback-corpus`,
    golden/runbooks by default), then once more with those votes replayed (quality.replay):
    the search alone, and the search as the webhook now serves it. Reported, not gated.
@@ -16,7 +18,7 @@
 Every labelled case also runs with its runbook left out of the index, which turns it into
 a near miss (quality.eval --leave-out). Each corpus gets its per-kind table, and a last
 table puts the kinds side by side. The gate holds golden and the real dev slice to their
-recorded baselines (`--gate DIR`: `golden.json`, `prom-runbooks.json`,
+recorded baselines (`--gate DIR`: `golden.json`, `golden-page.json`, `prom-runbooks.json`,
 `openshift-runbooks.json`); `--record DIR` writes them. A last table scores the pages as
 on-call reads them (quality.pages: first runbook on the page, calibration error), and a
 reliability diagram per corpus goes to `--diagrams DIR`. The last stdout line is JSON.
@@ -65,7 +67,11 @@ class Corpus:
     gated: str | None
 
 
-def corpora(synthetic_root: Path | None, feedback: tuple[Path, Path] | None = None) -> list[Corpus]:
+def corpora(
+    synthetic_root: Path | None,
+    page_root: Path | None = None,
+    feedback: tuple[Path, Path] | None = None,
+) -> list[Corpus]:
     found = [
         Corpus(
             "golden",
@@ -75,6 +81,13 @@ def corpora(synthetic_root: Path | None, feedback: tuple[Path, Path] | None = No
             "golden.json",
         )
     ]
+    if page_root is not None:
+        found.append(
+            Corpus(
+                "golden-page", page_root / "runbooks", page_root / "cases.jsonl", "all",
+                "golden-page.json",
+            )
+        )
     for name in REAL:
         if (SHARED / name / "cases.jsonl").is_file():
             root = SHARED / name
@@ -93,6 +106,26 @@ def corpora(synthetic_root: Path | None, feedback: tuple[Path, Path] | None = No
         cases_file, root = feedback
         found.append(Corpus("feedback", root, cases_file, "all", None))
     return found
+
+
+def write_page_alone(root: Path, golden: Path = REPO / "golden") -> None:
+    """golden's pages of alert sections as a corpus of their own, with the cases of their
+    sections (the missing ones included) and golden's off-topic alerts. With one page
+    indexed every margin is between sections of that page, and the corpus knows few
+    words: what an off-topic alert must not be matched on."""
+    kept: list[str] = []
+    pages_of: set[str] = set()
+    for line in (golden / "cases.jsonl").read_text(encoding="utf-8").splitlines():
+        case = json.loads(line)
+        if str(case["kind"]).startswith("section") or case["kind"] == "off_topic":
+            kept.append(line)
+            if case.get("expected_section"):
+                pages_of.add(str(case["expected_doc"]))
+    for page in sorted(pages_of):
+        target = root / "runbooks" / page
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes((golden / "runbooks" / page).read_bytes())
+    (root / "cases.jsonl").write_text("\n".join(kept) + "\n", encoding="utf-8")
 
 
 def write_synthetic(root: Path, count: int) -> None:
@@ -248,11 +281,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     results: list[tuple[Corpus, Evaluation]] = []
     replayed: Replay | None = None
     with tempfile.TemporaryDirectory(prefix="enricher-synthetic-") as tmp:
-        synthetic = Path(tmp) if args.synthetic > 0 else None
+        synthetic = Path(tmp) / "synthetic" if args.synthetic > 0 else None
+        page = Path(tmp) / "page"
         try:
             if synthetic is not None:
                 write_synthetic(synthetic, args.synthetic)
-            for corpus in corpora(synthetic, feedback):
+            write_page_alone(page)
+            for corpus in corpora(synthetic, page, feedback):
                 cases: list[Case]
                 cases, errors = load_cases(corpus.cases)
                 for error in errors:

@@ -293,10 +293,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             model.weights,
             model.bias,
             lead_floor=max(model.lead_floor, LEAD_FLOOR),
+            known_floor=model.known_floor,
             provenance={**provenance, "bar": bar},
         )
         args.model.write_text(json.dumps(model.to_json(), indent=2) + "\n")
-        print(f"wrote {args.model}: bar {bar:.2f}, lead floor {model.lead_floor:.3f}")
+        print(
+            f"wrote {args.model}: bar {bar:.2f}, lead floor {model.lead_floor:.3f}, "
+            f"known floor {model.known_floor:.3f}"
+        )
         for name, weight in zip(model.features, model.weights, strict=True):
             print(f"  {name:<20} {weight:+.3f}")
         for s in searches:

@@ -39,10 +39,18 @@ class Model:
     bias: float
     #: Below this probability a runbook is not worth naming even as a lead.
     lead_floor: float
+    #: Below this `known_share` the corpus speaks too little of what the alert says to
+    #: vouch for any of its runbooks (see `probability`).
+    known_floor: float = 0.0
     #: What the model was fitted on, for the record (docs/RETRIEVAL.md).
     provenance: Mapping[str, Any] = field(default_factory=dict)
 
     def probability(self, values: Mapping[str, float]) -> float:
+        """0 when the alert's wording is mostly words no runbook of the corpus uses: its
+        coverages are then shares of a few common words (`low`, `warning`), and a small
+        corpus, one long page of sections, would match a printer's toner alert on them."""
+        if values.get("known_share", 1.0) < self.known_floor:
+            return 0.0
         z = self.bias
         for name, mean, scale, weight in zip(
             self.features, self.mean, self.scale, self.weights, strict=True
@@ -58,6 +66,7 @@ class Model:
             "weights": list(self.weights),
             "bias": self.bias,
             "lead_floor": self.lead_floor,
+            "known_floor": self.known_floor,
             "provenance": dict(self.provenance),
         }
 
@@ -77,6 +86,7 @@ class Model:
             weights=_floats(data["weights"], len(names)),
             bias=float(data["bias"]),
             lead_floor=float(data["lead_floor"]),
+            known_floor=float(data["known_floor"]),
             provenance=dict(data.get("provenance", {})),
         )
 

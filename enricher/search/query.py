@@ -15,6 +15,9 @@ from enricher.sources.promql import expression, state_literals
 DESCRIPTIVE_LABELS = ("component", "container", "queue", "topic", "database", "job", "app")
 #: Labels that name *what* the alert is about, whose values stay in the prose.
 _WHAT_LABELS = frozenset({"alertname", "severity", "service", *DESCRIPTIVE_LABELS})
+#: Labels that route the page rather than say what failed: `severity: warning` spells part
+#: of a runbook named `…CapacityWarning` for any alert at all.
+_ROUTING_LABELS = frozenset({"severity"})
 #: Label values shorter than this are not taken out of the prose (too likely to be words).
 _MIN_STRIPPED_VALUE = 3
 
@@ -134,8 +137,9 @@ def build_query(alert: Alert) -> Query:
         evidence_text=" ".join([*metric_words, *literal_words]),
         name_text=words,
         alert_text=_join(
-            [words, alert.service, *alert.labels.values(), alert.summary, alert.description,
-             *metric_words, *literal_words]
+            [words, alert.service,
+             *(v for k, v in alert.labels.items() if k not in _ROUTING_LABELS),
+             alert.summary, alert.description, *metric_words, *literal_words]
         ),
         alert_name=name,
         alert_key=name_key(name),

@@ -40,6 +40,15 @@ class TestFit:
         assert model.provenance == {"fitted_on": ["test"]}
         assert 0 < model.lead_floor <= min(scores[:3]) + 1e-4  # stored to four places
 
+    def test_the_known_floor_leaves_room_below_every_right_example(self) -> None:
+        """Half the lowest known share a right top candidate had in the fit set."""
+        known = [0.6, 0.3, 0.9, 0.05, 0.8, 0.02]
+        examples = [
+            example(e.right, cosine=e.features[FEATURES.index("cosine")], known_share=k)
+            for e, k in zip(self.EXAMPLES, known, strict=True)
+        ]
+        assert fit(examples, {}).known_floor == pytest.approx(0.15)
+
     def test_weights_never_go_below_zero(self) -> None:
         """A feature that only hurts on the fit set gets weight 0, not a negative one."""
         odd = [*self.EXAMPLES,

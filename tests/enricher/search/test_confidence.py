@@ -42,6 +42,15 @@ class TestProbability:
     def test_missing_features_are_read_as_zero(self) -> None:
         assert 0 < model().probability({}) < 0.5
 
+    def test_an_alert_the_corpus_barely_knows_gets_no_probability(self) -> None:
+        """Full coverage of an alert's two familiar words is not evidence when the corpus
+        knows a twentieth of what the alert says."""
+        m = model(known_floor=0.12)
+        strong = {"cosine": 0.9, "content_coverage": 1.0}
+        assert m.probability({**strong, "known_share": 0.05}) == 0.0
+        assert m.probability({**strong, "known_share": 0.3}) > 0.99
+        assert model().probability({**strong, "known_share": 0.05}) > 0.99
+
 
 class TestFile:
     def test_the_shipped_model_loads_and_says_what_it_was_fitted_on(self) -> None:
@@ -50,11 +59,12 @@ class TestFile:
         assert shipped.provenance.get("fitted_on")
         assert all(w >= 0 for w in shipped.weights)
         assert 0 <= shipped.lead_floor < 1
+        assert 0 < shipped.known_floor < 0.25
 
     def test_roundtrip(self, tmp_path: Path) -> None:
         path = tmp_path / "m.json"
-        path.write_text(json.dumps(model().to_json()))
-        assert load_model(path) == model()
+        path.write_text(json.dumps(model(known_floor=0.1).to_json()))
+        assert load_model(path) == model(known_floor=0.1)
 
     @pytest.mark.parametrize(
         ("edit", "message"),

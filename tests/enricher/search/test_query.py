@@ -51,6 +51,12 @@ class TestServiceKeys:
 
 
 class TestBuildQuery:
+    def test_the_severity_label_spells_no_runbook_name(self) -> None:
+        """`severity: warning` routes the page; read as a word it would spell part of
+        every runbook named `…Warning`, for any alert at all."""
+        query = build_query(alert(labels={"severity": "warning", "container": "patroni"}))
+        assert "warning" not in query.alert_text.lower()
+        assert "patroni" in query.alert_text
     def test_sparse_text_leads_with_the_exact_name(self) -> None:
         """BM25 gets the exact name token, its words, the service, the prose and labels."""
         query = build_query(alert())
