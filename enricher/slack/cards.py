@@ -17,27 +17,25 @@ alert's own section) says so there instead of borrowing another section's steps.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 from urllib.parse import quote
-
-from slack_sdk.models.blocks import Block, ContextBlock, MarkdownTextObject, SectionBlock
 
 from enricher.alert import Alert
 from enricher.result import Match
+from enricher.slack.blocks import Block, context, section
 from enricher.slack.buttons import feedback_actions
+from enricher.slack.markdown import Markdown
 from enricher.slack.text import (
     SCAN_MARGIN,
-    cut,
-    fold_markdown,
     is_http_url,
     link,
     literal,
     safe_line,
-    trim_markdown,
     truncate_plain,
 )
 
@@ -51,17 +49,13 @@ __all__ = [
     "NO_STEPS_TEXT",
     "UNAVAILABLE_TEXT",
     "Budget",
+    "Cards",
     "color_for",
-    "lead_card",
     "lead_section",
-    "likely_card",
-    "match_card",
     "note_card",
     "recolor",
 ]
 
-SECTION_MAX = 3000
-CONTEXT_MAX_ELEMENTS = 10
 #: What Slack shows of an attachment before "Show more" (attachment text: 700+ characters
 #: or 5+ line breaks collapse); the first section of each card stays within both.
 FOLD_CHARS = 700
@@ -123,24 +117,11 @@ def recolor(cards: Sequence[Card], color: str) -> list[Card]:
     return [{**card, "color": color} for card in cards]
 
 
-def _mrkdwn(text: str) -> MarkdownTextObject:
-    return MarkdownTextObject(text=text)
-
-
-def _section(text: str) -> Block:
-    return SectionBlock(text=_mrkdwn(cut(text, SECTION_MAX)))
-
-
-def _context(elements: list[str]) -> Block:
-    return ContextBlock(elements=[_mrkdwn(e) for e in elements[:CONTEXT_MAX_ELEMENTS]])
-
-
-def _card(color: str, fallback: str, blocks: list[Block], votes_on: Match | None = None) -> Card:
-    """A card; one about a runbook (`votes_on`) ends with its feedback buttons."""
-    dicts = [b.to_dict() for b in blocks]
-    if votes_on is not None and (actions := feedback_actions(votes_on)) is not None:
-        dicts.append(actions)
-    return {"color": color, "fallback": fallback, "blocks": dicts}
+def _card(color: str, fallback: str, blocks: list[Block], actions: Block | None = None) -> Card:
+    """A card; one about a runbook ends with its feedback buttons (`actions`)."""
+    if actions is not None:
+        blocks.append(actions)
+    return {"color": color, "fallback": fallback, "blocks": blocks}
 
 
 def _match_url(base: str | None, match: Match, anchor: str | None = None) -> str | None:
@@ -171,8 +152,9 @@ def score_text(match: Match) -> str:
     return f"match {readable}%"
 
 
-def _heading(match: Match, url: str | None, section: str, width: int) -> str:
-    """`*Title › Section*`, the title linked to the runbook when a base URL is set."""
+def _heading(base: str | None, match: Match, anchor: str | None, section: str, width: int) -> str:
+    """`*Title › Section*`, the title linked to the runbook (at `anchor`) when it has a URL."""
+    url = _match_url(base, match, anchor)
     title = " ".join((match.title or match.path or "runbook")[: width + SCAN_MARGIN].split())
     if url:
         shown = title if len(title) <= width else title[: width - 1] + "…"
@@ -218,60 +200,95 @@ def lead_section(match: Match) -> str:
     return match.steps.section if match.steps else match.section
 
 
-def match_card(match: Match, color: str, base: str | None, budget: Budget) -> Card:
-    """One runbook match: the fold section, the source line, then the rest of the text.
+class _Parts(NamedTuple):
+    """What a match's card shows whatever room its text gets."""
 
-    With `match.steps` the fold shows the steps (what to do), and the matched section
-    follows under its own heading; without it the matched section itself leads.
-    """
-    width = 60 if budget.compact else 150
+    #: Title › the section the card leads with (and NO_STEPS_TEXT): opens the fold.
+    heading: str
+    #: Characters and lines the fold has left under the heading.
+    fold_chars: int
+    fold_lines: int
+    #: With steps: the heading of the best-matching section, which follows them.
+    matched: str
+    source: Block
+    actions: Block | None
+    fallback: str
+
+
+def _parts(base: str | None, match: Match, width: int) -> _Parts:
     steps = match.steps
-    lead_anchor = steps.anchor if steps else None
-    heading = _heading(match, _match_url(base, match, lead_anchor), lead_section(match), width)
+    heading = _heading(base, match, steps.anchor if steps else None, lead_section(match), width)
     if match.no_steps:
         heading += "\n" + NO_STEPS_TEXT
-    fold_room = max(0, min(FOLD_CHARS - _shown_length(heading) - 1, budget.fold))
-    room = budget.match_text
-    head, rest = fold_markdown(
-        steps.text if steps else match.text,
-        fold_chars=fold_room,
-        fold_lines=FOLD_LINES - 1 - heading.count("\n"),
-        limit=room if steps is None else room // 3,
-    )
-    blocks = [
-        _section(heading + ("\n" + head if head else "")),
-        _context(_source_line(match, width)),
-    ]
-    if rest and room > 0:
-        blocks.append(_section(rest))
-    if steps is not None and room > 0:
-        matched = _heading(match, _match_url(base, match), match.section, width)
-        text = trim_markdown(match.text, max(0, room - len(rest)))
-        blocks.append(_section(matched + ("\n" + text if text else "")))
     fallback = f"Runbook: {match.title or match.path} › {lead_section(match)}"
-    return _card(color, truncate_plain(fallback, 280) + f" ({score_text(match)})", blocks, match)
+    return _Parts(
+        heading=heading,
+        fold_chars=FOLD_CHARS - _shown_length(heading) - 1,
+        fold_lines=FOLD_LINES - 1 - heading.count("\n"),
+        matched=_heading(base, match, None, match.section, width) if steps else "",
+        source=context(_source_line(match, width)),
+        actions=feedback_actions(match),
+        fallback=truncate_plain(fallback, 280) + f" ({score_text(match)})",
+    )
 
 
-def lead_card(match: Match, color: str, base: str | None, budget: Budget) -> Card:
-    """A no-match lead: named, scored and plainly not vouched for; no runbook text."""
-    width = 60 if budget.compact else 120
-    heading = _heading(match, _match_url(base, match), match.section, width)
-    blocks = [_section(f"{heading}\n{LEADS_TEXT}"), _context(_source_line(match, width))]
-    fallback = f"Closest runbook (not confident): {match.title or match.path}"
-    return _card(color, truncate_plain(fallback, 300), blocks, match)
+class Cards:
+    """The runbook cards of one page, built at each budget its fit tries (render.py).
 
+    A match card's parts that no budget changes (`_Parts`) are made once per page, and each
+    runbook text is read once (`Markdown`): a page is built two or three times before it
+    fits.
+    """
 
-def likely_card(match: Match, color: str, base: str | None, budget: Budget) -> Card:
-    """The first lead when it is likely (enricher.search.decide.likely): shown like a
-    match, with what to do, under a line that says how likely and that it is unconfirmed."""
-    card = match_card(match, color, base, budget)
-    percent = score_text(match).removeprefix("match ")
-    card["blocks"] = [_section(f"{LIKELY_TEXT} ({percent}).").to_dict(), *card["blocks"]]
-    title = " ".join((match.title or match.path).split())
-    card["fallback"] = truncate_plain(f"Likely runbook ({percent}, not confident): {title}", 300)
-    return card
+    def __init__(self, base: str | None) -> None:
+        self._base = base
+        self._markdown = Markdown()
+        self._parts = functools.cache(functools.partial(_parts, base))
+
+    def match_card(self, match: Match, color: str, budget: Budget) -> Card:
+        """One runbook match: the fold section, the source line, then the rest of the text.
+
+        With `match.steps` the fold shows the steps (what to do), and the matched section
+        follows under its own heading; without it the matched section itself leads.
+        """
+        parts = self._parts(match, 60 if budget.compact else 150)
+        steps = match.steps
+        room = budget.match_text
+        head, rest = self._markdown.fold(
+            steps.text if steps else match.text,
+            fold_chars=max(0, min(parts.fold_chars, budget.fold)),
+            fold_lines=parts.fold_lines,
+            limit=room if steps is None else room // 3,
+        )
+        blocks = [section(parts.heading + ("\n" + head if head else "")), parts.source]
+        if rest and room > 0:
+            blocks.append(section(rest))
+        if steps is not None and room > 0:
+            text = self._markdown.trim(match.text, max(0, room - len(rest)))
+            blocks.append(section(parts.matched + ("\n" + text if text else "")))
+        return _card(color, parts.fallback, blocks, parts.actions)
+
+    def lead_card(self, match: Match, color: str, budget: Budget) -> Card:
+        """A no-match lead: named, scored and plainly not vouched for; no runbook text."""
+        width = 60 if budget.compact else 120
+        heading = _heading(self._base, match, None, match.section, width)
+        blocks = [section(f"{heading}\n{LEADS_TEXT}"), context(_source_line(match, width))]
+        fallback = f"Closest runbook (not confident): {match.title or match.path}"
+        return _card(color, truncate_plain(fallback, 300), blocks, feedback_actions(match))
+
+    def likely_card(self, match: Match, color: str, budget: Budget) -> Card:
+        """The first lead when it is likely (enricher.search.decide.likely): shown like a
+        match, with what to do, under a line that says how likely and that it is unconfirmed."""
+        card = self.match_card(match, color, budget)
+        percent = score_text(match).removeprefix("match ")
+        card["blocks"] = [section(f"{LIKELY_TEXT} ({percent})."), *card["blocks"]]
+        title = " ".join((match.title or match.path).split())
+        card["fallback"] = truncate_plain(
+            f"Likely runbook ({percent}, not confident): {title}", 300
+        )
+        return card
 
 
 def note_card(text: str, color: str, fallback: str) -> Card:
     """A card that only says something (no match, search unavailable)."""
-    return _card(color, fallback, [_section(text)])
+    return _card(color, fallback, [section(text)])

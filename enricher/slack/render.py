@@ -6,8 +6,9 @@ runbook context goes in attachments, one card per match or lead (enricher.slack.
 colored by status and severity.
 
 Every untrusted string (alert fields, labels, runbook titles, paths, text) goes through
-`enricher.slack.text` (`safe_line`, `literal`, `link`, `trim_markdown`, `truncate_plain`),
-which read only the part of a field the page can show.
+`enricher.slack.text` (`safe_line`, `literal`, `link`, `truncate_plain`) or
+`enricher.slack.markdown` (`trim_markdown`), which read only the part of a field the page
+can show.
 
 Slack limits are enforced here, not hoped for (DESIGN §2), counting the attachments' blocks
 with the top-level ones: 50 blocks, 3000 chars a section, 150 a header, 10 context
@@ -29,26 +30,26 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from slack_sdk.models.blocks import (
-    Block,
-    ContextBlock,
-    HeaderBlock,
-    MarkdownTextObject,
-    PlainTextObject,
-    SectionBlock,
-)
-
 from enricher.alert import Alert
 from enricher.result import Match, SearchResult
 from enricher.slack import cards
+from enricher.slack.blocks import (
+    CONTEXT_MAX_ELEMENTS,
+    HEADER_MAX,
+    SECTION_MAX,
+    Block,
+    context,
+    header,
+    section,
+)
 from enricher.slack.cards import Budget, color_for
+from enricher.slack.markdown import trim_markdown
 from enricher.slack.text import (
     cut,
     is_http_url,
     link,
     literal,
     safe_line,
-    trim_markdown,
     truncate_plain,
 )
 
@@ -69,9 +70,6 @@ __all__ = [
 NO_MATCH_TEXT = cards.NO_MATCH_TEXT
 UNAVAILABLE_TEXT = cards.UNAVAILABLE_TEXT
 MAX_BLOCKS = 50
-SECTION_MAX = 3000
-HEADER_MAX = 150
-CONTEXT_MAX_ELEMENTS = 10
 BLOCKS_JSON_MAX = 12_000
 FALLBACK_MAX = 3000
 MAX_MATCHES = 3
@@ -113,14 +111,23 @@ class SlackMessage:
         return kwargs
 
 
+#: `json.dumps`'s encoder without its check for cycles (blocks are trees): same output.
+_ENCODER = json.JSONEncoder(check_circular=False)
+
+
+def _json_length(value: Blocks) -> int:
+    return len(_ENCODER.encode(value))
+
+
 def message_size(blocks: Blocks, attachments: Blocks) -> int:
     """The size the total-length limit is checked against: blocks and attachments."""
-    return len(json.dumps(blocks)) + (len(json.dumps(attachments)) if attachments else 0)
+    return _json_length(blocks) + (_json_length(attachments) if attachments else 0)
 
 
-def _fits(blocks: Blocks, attachments: Blocks) -> bool:
+def _fits(blocks: Blocks, attachments: Blocks, size: int) -> bool:
+    """Within Slack's limits, `size` being the `message_size` of the two."""
     count = len(blocks) + sum(len(a.get("blocks", [])) for a in attachments)
-    return count <= MAX_BLOCKS and message_size(blocks, attachments) <= BLOCKS_JSON_MAX
+    return count <= MAX_BLOCKS and size <= BLOCKS_JSON_MAX
 
 
 # --- the alert: top-level blocks -----------------------------------------------------
@@ -170,18 +177,7 @@ def _header(alert: Alert, phase: Phase) -> Block:
     parts = [status, alert.alert_name or "alert"]
     if alert.severity:
         parts.append(alert.severity)
-    text = truncate_plain(" · ".join(parts), HEADER_MAX)
-    return HeaderBlock(text=PlainTextObject(text=text, emoji=True))
-
-
-def _section(text: str) -> Block:
-    return SectionBlock(text=MarkdownTextObject(text=cut(text, SECTION_MAX)))
-
-
-def _context(elements: list[str]) -> Block:
-    return ContextBlock(
-        elements=[MarkdownTextObject(text=e) for e in elements[:CONTEXT_MAX_ELEMENTS]]
-    )
+    return header(truncate_plain(" · ".join(parts), HEADER_MAX))
 
 
 def firing_now(alert: Alert, width: int = 80) -> str:
@@ -213,7 +209,7 @@ def _summary(alert: Alert, budget: Budget, *, phase: Phase, with_description: bo
     lines.append(_group_line(alert))
     if with_description and budget.description > 0 and alert.description.strip():
         lines.append(trim_markdown(alert.description, budget.description))
-    return _section("\n".join(line for line in lines if line))
+    return section("\n".join(line for line in lines if line))
 
 
 def _alert_context(alert: Alert, budget: Budget, extra: list[str]) -> Block:
@@ -233,13 +229,13 @@ def _alert_context(alert: Alert, budget: Budget, extra: list[str]) -> Block:
     width = 40 if budget.compact else 100
     for key, value in labels[:max_labels]:
         elements.append(f"*{key}:* {literal(value, width)}")
-    return _context(elements)
+    return context(elements)
 
 
 def _runbook_url_section(url: str, *, indexed: bool) -> Block:
     target = link(url, url) if is_http_url(url) and len(url) <= 1000 else safe_line(url, 500)
     note = "" if indexed else "\n_It names no runbook indexed here, so the runbooks were searched._"
-    return _section(f"📘 Runbook linked by the alert: {target}{note}")
+    return section(f"📘 Runbook linked by the alert: {target}{note}")
 
 
 def _fallback(alert: Alert, phase: Phase, tail: str) -> str:
@@ -250,19 +246,15 @@ def _fallback(alert: Alert, phase: Phase, tail: str) -> str:
     return safe_line(text, FALLBACK_MAX - len(tail)) + tail
 
 
-def _dicts(blocks: list[Block]) -> Blocks:
-    return [b.to_dict() for b in blocks]
-
-
 # --- the runbook context: attachments ------------------------------------------------
 
 
 def _cards(
-    alert: Alert, result: SearchResult, matches: list[Match], base: str | None, budget: Budget
+    alert: Alert, result: SearchResult, matches: list[Match], deck: cards.Cards, budget: Budget
 ) -> Blocks:
     if matches:
         color = color_for(alert, "firing", confident=True)
-        return [cards.match_card(m, color, base, budget) for m in matches]
+        return [deck.match_card(m, color, budget) for m in matches]
     grey = color_for(alert, "firing", confident=False)
     if result.status == "unavailable":
         note = UNAVAILABLE_TEXT
@@ -280,9 +272,9 @@ def _cards(
     leads = result.leads[:MAX_MATCHES] if result.status == "no_match" else ()
     if result.likely and leads:
         first, *rest = leads
-        likely = cards.likely_card(first, grey, base, budget)
-        return [*found, likely, *(cards.lead_card(m, grey, base, budget) for m in rest)]
-    return found + [cards.lead_card(m, grey, base, budget) for m in leads]
+        likely = deck.likely_card(first, grey, budget)
+        return [*found, likely, *(deck.lead_card(m, grey, budget) for m in rest)]
+    return found + [deck.lead_card(m, grey, budget) for m in leads]
 
 
 # --- firing ------------------------------------------------------------------------
@@ -298,19 +290,46 @@ def _top(alert: Alert, result: SearchResult, budget: Budget, now: datetime) -> B
     if alert.runbook_url:
         unresolved = result.unresolved_url == alert.runbook_url
         blocks.append(_runbook_url_section(alert.runbook_url, indexed=not unresolved))
-    return _dicts(blocks)
+    return blocks
 
 
-def _even_share(
-    alert: Alert, result: SearchResult, matches: list[Match], base: str | None, now: datetime
-) -> int:
-    if not matches:
-        return 0
-    skeleton = message_size(
-        _top(alert, result, Budget(0), now),
-        _cards(alert, result, matches, base, Budget(match_text=0)),
-    )
-    return max(0, min(MATCH_TEXT_MAX, (BLOCKS_JSON_MAX - skeleton) // len(matches) - 60))
+class _Fitting:
+    """A firing page while it is fitted: its top blocks and cards at each budget tried.
+
+    The top blocks depend on the budget's description and compactness only, and are made
+    once for each (and measured once); the cards keep what no budget changes
+    (`cards.Cards`).
+    """
+
+    def __init__(self, alert: Alert, result: SearchResult, base: str | None, now: datetime) -> None:
+        self._alert = alert
+        self._result = result
+        self._now = now
+        self._deck = cards.Cards(base)
+        self._tops: dict[tuple[int, bool], tuple[Blocks, int]] = {}
+
+    def top(self, budget: Budget) -> Blocks:
+        return self._measured_top(budget)[0]
+
+    def _measured_top(self, budget: Budget) -> tuple[Blocks, int]:
+        key = (budget.description, budget.compact)
+        if key not in self._tops:
+            blocks = _top(self._alert, self._result, budget, self._now)
+            self._tops[key] = blocks, _json_length(blocks)
+        return self._tops[key]
+
+    def cards(self, matches: list[Match], budget: Budget) -> Blocks:
+        return _cards(self._alert, self._result, matches, self._deck, budget)
+
+    def size(self, budget: Budget, attachments: Blocks) -> int:
+        """`message_size` of the top blocks at `budget` and `attachments`."""
+        return self._measured_top(budget)[1] + (_json_length(attachments) if attachments else 0)
+
+    def even_share(self, matches: list[Match]) -> int:
+        if not matches:
+            return 0
+        skeleton = self.size(Budget(0), self.cards(matches, Budget(match_text=0)))
+        return max(0, min(MATCH_TEXT_MAX, (BLOCKS_JSON_MAX - skeleton) // len(matches) - 60))
 
 
 def _halve(n: int) -> int:
@@ -321,17 +340,18 @@ def _fit_firing(
     alert: Alert, result: SearchResult, base: str | None, now: datetime
 ) -> tuple[Blocks, Blocks]:
     matches = list(result.matches[:MAX_MATCHES]) if result.status == "matched" else []
-    budget = Budget(match_text=_even_share(alert, result, matches, base, now))
+    page = _Fitting(alert, result, base, now)
+    budget = Budget(match_text=page.even_share(matches))
     while True:
-        blocks = _top(alert, result, budget, now)
-        attachments = _cards(alert, result, matches, base, budget)
-        if _fits(blocks, attachments):
+        blocks = page.top(budget)
+        attachments = page.cards(matches, budget)
+        if _fits(blocks, attachments, page.size(budget, attachments)):
             return blocks, attachments
         if budget.match_text > MATCH_TEXT_FLOOR:
             budget = replace(budget, match_text=max(MATCH_TEXT_FLOOR, budget.match_text * 4 // 5))
         elif len(matches) > 1:
             matches.pop()
-            budget = replace(budget, match_text=_even_share(alert, result, matches, base, now))
+            budget = replace(budget, match_text=page.even_share(matches))
         elif budget.match_text > 0:
             budget = replace(budget, match_text=_halve(budget.match_text))
         elif budget.fold > 0:
@@ -343,7 +363,7 @@ def _fit_firing(
         else:
             # Header (150 chars) + summary (150 chars): under 4k even as \\uXXXX pairs.
             summary = _summary(alert, budget, phase="firing", with_description=False)
-            return _dicts([_header(alert, "firing"), summary]), []
+            return [_header(alert, "firing"), summary], []
 
 
 def render_message(
@@ -366,8 +386,8 @@ def render_message(
     blocks, attachments = _fit_firing(alert, result, runbook_base_url, at)
     if result.status == "matched" and result.matches:
         top = result.matches[0]
-        section = cards.lead_section(top)
-        tail = "\nRunbook: " + safe_line(f"{top.title} › {section}" if section else top.title, 300)
+        lead = cards.lead_section(top)
+        tail = "\nRunbook: " + safe_line(f"{top.title} › {lead}" if lead else top.title, 300)
     elif result.status == "unavailable":
         tail = "\nRunbook search unavailable."
     else:
@@ -414,7 +434,7 @@ def _render_resolved(alert: Alert, now: datetime) -> SlackMessage:
         _summary(alert, budget, phase="resolved", with_description=False),
         _alert_context(alert, budget, [_resolved_at(alert, now)]),
     ]
-    return SlackMessage(_fallback(alert, "resolved", ""), _dicts(blocks))
+    return SlackMessage(_fallback(alert, "resolved", ""), blocks)
 
 
 def render_resolved_update(
@@ -434,9 +454,9 @@ def render_resolved_update(
     if original is None:
         return _render_resolved(alert, at)
     rest = [b for b in original.blocks if b.get("type") != "header"]
-    blocks = _dicts([_header(alert, "resolved"), _context([_resolved_at(alert, at)])]) + rest
+    blocks = [_header(alert, "resolved"), context([_resolved_at(alert, at)]), *rest]
     attachments = cards.recolor(original.attachments, cards.COLORS["resolved"])
-    while not _fits(blocks, attachments):
+    while not _fits(blocks, attachments, message_size(blocks, attachments)):
         if attachments:
             attachments.pop()
         else:

@@ -1,4 +1,4 @@
-"""Escaping, mention defanging, secret redaction and markdown trimming for Slack text."""
+"""Escaping, mention defanging, secret redaction, links and cutting for Slack text."""
 
 from __future__ import annotations
 
@@ -11,21 +11,17 @@ from hypothesis import strategies as st
 
 from enricher.slack.text import (
     _RULES,
-    CODE_OMITTED_NOTE,
     LINK_MAX,
     SCAN_MARGIN,
-    TRUNCATED_NOTE,
     WORD_JOINER,
     cut,
     escape,
-    fold_markdown,
     is_http_url,
     link,
     literal,
     neutralize_mentions,
     redact_secrets,
     safe_line,
-    trim_markdown,
     truncate_plain,
 )
 
@@ -145,6 +141,39 @@ SECRET_KINDS = [
 ]
 
 
+#: Secrets spelled with letters IGNORECASE folds to ASCII, and text that holds a rule's
+#: words without a match near them.
+NEAR_MISSES: tuple[str, ...] = (
+    "ſecret=hunter22x",
+    "prİvate_key: 'abc123def456'",
+    "paſſword = s3cr3t!",
+    "TOKEN is 9f8e7d6c5b4a39281706f5e4d3c2b1a0",
+    "\u212aEY",
+    "ı",
+    "capacity api access",
+    "the secret of the cluster",
+    "https://host.example/a:b/@c",
+    "https://user:pa55@host.example/",
+    "HTTPS://u:p@h",
+    "high throughput ghp_short",
+    "GHP_" + "A1" * 16,
+    "ghp_" + "a1" * 16,
+    "api-key\t=  abc123",
+    "credentials:\n  value: x9y8z7w6",
+)
+
+
+def _redact_by_words(text: str) -> str:
+    """Redaction that skips a pattern only when the text holds none of its words."""
+    lowered = text.lower()
+    for rule in _RULES:
+        if any(hint in lowered for hint in rule.hints):
+            text, count = rule.pattern.subn(rule.replacement, text)
+            if count:
+                lowered = text.lower()
+    return text
+
+
 class TestRedact:
     @pytest.mark.parametrize(("raw", "secret", "marker"), SECRET_KINDS)
     def test_secret_kinds_redacted(self, raw: str, secret: str, marker: str) -> None:
@@ -192,9 +221,35 @@ class TestRedact:
         as running every pattern over everything."""
         text = " ".join(parts)
         every = text
-        for pattern, replacement, _ in _RULES:
-            every = pattern.sub(replacement, every)
+        for rule in _RULES:
+            every = rule.pattern.sub(rule.replacement, every)
         assert redact_secrets(text) == every
+
+    @settings(max_examples=300, deadline=None, derandomize=True, database=None)
+    @given(
+        parts=st.lists(
+            st.one_of(
+                st.sampled_from([raw for raw, _, _ in SECRET_KINDS]),
+                st.deferred(lambda: st.sampled_from(ADVERSARIAL_UNITS + NEAR_MISSES)),
+                st.text(max_size=30),
+            ),
+            max_size=8,
+        )
+    )
+    def test_skipping_patterns_by_where_their_words_are_changes_nothing(
+        self, parts: list[str]
+    ) -> None:
+        """A pattern whose words the text holds is still skipped where its `near` part
+        matches at none of them; the result is the same as running every pattern whose
+        words the text holds, also with letters that IGNORECASE folds to ASCII (`ſ`, `İ`)."""
+        text = "".join(parts)
+        assert redact_secrets(text) == _redact_by_words(text)
+
+    @pytest.mark.parametrize("text", NEAR_MISSES)
+    def test_folded_letters_and_near_misses(self, text: str) -> None:
+        """Each near miss and folded spelling reads as running its patterns would."""
+        for shown in (text, f"token {text}", f"{text} access"):
+            assert redact_secrets(shown) == _redact_by_words(shown)
 
     def test_safe_redacts_before_escaping(self) -> None:
         """A secret containing `&` is redacted whole, not split by its escape."""
@@ -267,98 +322,6 @@ class TestCut:
         assert len(out) <= 20 and out.endswith("…")
 
 
-HOSTILE_MD = """# Failover <!channel>
-
-**Do this first**: page @here and <@U999>, then read [the guide](https://wiki.example/a?b=1&c=2).
-Bad link: [click me](javascript:alert(document.cookie)) and [data](data:text/html,hi).
-Lots of &&&& <<<< >>>> here &amp; there.
-
-```bash
-psql "postgres://admin:hunter2@db/prod" -c 'select 1 < 2 && true'
-echo <!here>
-```
-
-- step one
-- step two [runbook](https://runbooks.example/db#failover)
-
-""" + "\n".join(f"Line {i}: value &lt; {i} <b>{i}</b> & more text here" for i in range(200))
-
-
-class TestTrimMarkdown:
-    def test_markdown_converted(self) -> None:
-        """Headings, **bold**, bullets and http links become Slack mrkdwn."""
-        out = trim_markdown("# Title\n**bold** and [docs](https://d.example/x)\n- item", 500)
-        assert out == "*Title*\n*bold* and <https://d.example/x|docs>\n• item"
-
-    def test_javascript_link_not_linked(self) -> None:
-        """A markdown link with a javascript: scheme is shown as its label only."""
-        out = trim_markdown("[click me](javascript:alert(1))", 500)
-        assert out == "click me"
-        assert "javascript" not in out
-
-    def test_hostile_text_is_escaped_and_defanged(self) -> None:
-        """Mentions are inert, `&<>` escaped, secrets in code redacted."""
-        out = trim_markdown(HOSTILE_MD, 3000)
-        assert_well_formed(out)
-        assert "@here" not in out and "hunter2" not in out
-        assert "<https://wiki.example/a?b=1&amp;c=2|the guide>" in out
-
-    @pytest.mark.parametrize(
-        "limit", [0, 1, 5, 20, 40, 41, 60, 100, 150, 333, 500, 1000, 2500, 3000]
-    )
-    def test_limit_respected(self, limit: int) -> None:
-        """Output never exceeds the limit and is always well formed."""
-        out = trim_markdown(HOSTILE_MD, limit)
-        assert len(out) <= limit
-        assert_well_formed(out)
-
-    @pytest.mark.parametrize("limit", range(30, 400, 7))
-    def test_code_fence_whole_or_dropped(self, limit: int) -> None:
-        """A fenced block is kept whole or replaced by the omitted note, never cut."""
-        code = "\n".join(f"kubectl get pods -n ns{i}" for i in range(8))
-        md = f"Intro line.\n\n```sh\n{code}\n```\n\nAfter the code."
-        out = trim_markdown(md, limit)
-        assert len(out) <= limit
-        if "```" in out:
-            assert f"```\n{escape(code)}\n```" in out
-        assert out.count("```") in (0, 2)
-
-    def test_huge_code_block_replaced_and_text_continues(self) -> None:
-        """A code block larger than the limit becomes a note; later lines still show."""
-        md = "Before.\n```\n" + "x = 1\n" * 150 + "```\nAfter."
-        out = trim_markdown(md, 500)
-        assert out == f"Before.\n{CODE_OMITTED_NOTE}\nAfter."
-
-    def test_code_block_past_what_can_show_is_omitted_not_shown_in_part(self) -> None:
-        """A block running past the part of the text that is read is never closed early
-        and shown as if whole: it is omitted, and the output says text was lost."""
-        md = "Before.\n```\n" + "x = 1\n" * 2000 + "```\nAfter."
-        assert trim_markdown(md, 500) == f"Before.\n{CODE_OMITTED_NOTE}\n{TRUNCATED_NOTE}"
-        short = "Before.\n```\nx = 1\n" + " " * 20_000
-        assert trim_markdown(short, 3000) == f"Before.\n{CODE_OMITTED_NOTE}\n{TRUNCATED_NOTE}"
-
-    def test_truncation_note_when_text_lost(self) -> None:
-        """Dropping text appends the truncated note."""
-        out = trim_markdown("\n".join(f"line {i}" for i in range(100)), 100)
-        assert out.endswith(TRUNCATED_NOTE)
-        assert len(out) <= 100
-
-    def test_single_long_paragraph_cut_inside_line(self) -> None:
-        """One huge line is cut at a word boundary rather than dropped whole."""
-        out = trim_markdown("word &amp; " * 2000, 300)
-        assert len(out) <= 300
-        assert out.startswith("word &amp;amp; word")
-        assert_well_formed(out)
-
-    def test_unclosed_fence_runs_to_end(self) -> None:
-        """An unterminated fence is still one code block (closed in the output)."""
-        assert trim_markdown("a\n```\ncode <x>", 100) == "a\n```\ncode &lt;x&gt;\n```"
-
-    def test_fits_untouched(self) -> None:
-        """Short text keeps every line and gets no note."""
-        assert trim_markdown("one\n\n\n\ntwo", 100) == "one\n\ntwo"
-
-
 class TestTruncatePlain:
     @pytest.mark.parametrize("limit", [1, 2, 10, 50, 150])
     def test_limit(self, limit: int) -> None:
@@ -426,18 +389,13 @@ def mebibyte(text: str) -> str:
 
 
 #: Each door, and how much of its input it may read: what its output can show, plus
-#: SCAN_MARGIN (markdown reads twice its limit: markup is not shown).
+#: SCAN_MARGIN.
 Door = Callable[[str], str]
 DOORS: dict[str, tuple[Door, int]] = {
     "safe_line": (lambda t: safe_line(t, 300), 300 + SCAN_MARGIN),
     "literal": (lambda t: literal(t, 100), 98 + SCAN_MARGIN),
     "truncate_plain": (lambda t: truncate_plain(t, 150), 150 + SCAN_MARGIN),
     "link_label": (lambda t: link("https://x.example/", t), LINK_MAX + SCAN_MARGIN),
-    "trim_markdown": (lambda t: trim_markdown(t, 1200), 2 * 1200 + SCAN_MARGIN),
-    "fold_markdown": (
-        lambda t: "\n--\n".join(fold_markdown(t, fold_chars=700, fold_lines=4, limit=2200)),
-        2 * (700 + 2200) + SCAN_MARGIN,
-    ),
 }
 BOUNDED = settings(
     max_examples=40,
@@ -463,7 +421,7 @@ class TestBoundedWork:
         assert render(big) == render(big[:window] + "x")
         assert render(big) == render(big[:window] + mebibyte(text[::-1]))
 
-    @pytest.mark.parametrize("door", ["safe_line", "literal", "trim_markdown", "fold_markdown"])
+    @pytest.mark.parametrize("door", ["safe_line", "literal"])
     @BOUNDED
     @given(
         kind=st.sampled_from(SECRET_KINDS),
