@@ -13,14 +13,10 @@ from enricher.slack.markdown import (
     fold_markdown,
     trim_markdown,
 )
-from enricher.slack.text import SCAN_MARGIN, escape
+from enricher.slack.text import escape
 from tests.enricher.slack.test_text import (
-    BOUNDED,
-    SECRET_KINDS,
-    Door,
     adversarial,
     assert_well_formed,
-    mebibyte,
 )
 
 HOSTILE_MD = """# Failover <!channel>
@@ -139,47 +135,3 @@ class TestMarkdownPage:
                 assert folded == fold_markdown(
                     text, fold_chars=min(limit, 700), fold_lines=4, limit=limit
                 )
-
-
-#: Each door, and how much of its input it may read: twice what its output can show (markup
-#: is not shown), plus SCAN_MARGIN.
-DOORS: dict[str, tuple[Door, int]] = {
-    "trim_markdown": (lambda t: trim_markdown(t, 1200), 2 * 1200 + SCAN_MARGIN),
-    "fold_markdown": (
-        lambda t: "\n--\n".join(fold_markdown(t, fold_chars=700, fold_lines=4, limit=2200)),
-        2 * (700 + 2200) + SCAN_MARGIN,
-    ),
-}
-
-
-class TestBoundedWork:
-    """Redaction and rendering read only what the output can show (STYLE §13)."""
-
-    @pytest.mark.parametrize("door", sorted(DOORS))
-    @BOUNDED
-    @given(text=adversarial())
-    def test_only_the_cut_prefix_is_read(self, door: str, text: str) -> None:
-        """On 1 MiB of adversarial text, the result is the result on its cut prefix followed
-        by anything else: nothing past the prefix is scanned, so the work is bounded by the
-        prefix, not the field."""
-        render, window = DOORS[door]
-        big = mebibyte(text)
-        assert render(big) == render(big[:window] + "x")
-        assert render(big) == render(big[:window] + mebibyte(text[::-1]))
-
-    @pytest.mark.parametrize("door", sorted(DOORS))
-    @BOUNDED
-    @given(
-        kind=st.sampled_from(SECRET_KINDS),
-        before=adversarial(max_run=40),
-        after=adversarial(),
-    )
-    def test_secrets_stay_redacted_among_adversarial_text(
-        self, door: str, kind: tuple[str, str, str], before: str, after: str
-    ) -> None:
-        """Every secret of the table stays redacted with adversarial runs around it and a
-        1 MiB tail, wherever the cut falls."""
-        raw, secret, _ = kind
-        render, _ = DOORS[door]
-        out = render(f"{before[:200]} {raw} {mebibyte(after)}")
-        assert secret not in out

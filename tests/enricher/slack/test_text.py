@@ -9,6 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from enricher.slack.markdown import fold_markdown, trim_markdown
 from enricher.slack.text import (
     _RULES,
     LINK_MAX,
@@ -396,6 +397,11 @@ DOORS: dict[str, tuple[Door, int]] = {
     "literal": (lambda t: literal(t, 100), 98 + SCAN_MARGIN),
     "truncate_plain": (lambda t: truncate_plain(t, 150), 150 + SCAN_MARGIN),
     "link_label": (lambda t: link("https://x.example/", t), LINK_MAX + SCAN_MARGIN),
+    "trim_markdown": (lambda t: trim_markdown(t, 1200), 2 * 1200 + SCAN_MARGIN),
+    "fold_markdown": (
+        lambda t: "\n--\n".join(fold_markdown(t, fold_chars=700, fold_lines=4, limit=2200)),
+        2 * (700 + 2200) + SCAN_MARGIN,
+    ),
 }
 BOUNDED = settings(
     max_examples=40,
@@ -421,7 +427,7 @@ class TestBoundedWork:
         assert render(big) == render(big[:window] + "x")
         assert render(big) == render(big[:window] + mebibyte(text[::-1]))
 
-    @pytest.mark.parametrize("door", ["safe_line", "literal"])
+    @pytest.mark.parametrize("door", ["safe_line", "literal", "trim_markdown", "fold_markdown"])
     @BOUNDED
     @given(
         kind=st.sampled_from(SECRET_KINDS),
