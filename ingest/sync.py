@@ -98,7 +98,8 @@ class SyncOptions:
 #:    chunks carry the document's term and name sets (schema.F_DOC_TERMS, F_NAME_TERMS).
 #: 4: a page with a section per alert is indexed as runbook units (ingest.units); every
 #:    chunk carries its page (schema.F_PAGE_ID) and unit anchor; anchors follow the host.
-INDEX_RECIPE_VERSION = 4
+#: 5: an alert section's name terms read its title as words (name_text).
+INDEX_RECIPE_VERSION = 5
 
 
 def _indexed_hash(doc_hash: str, options: SyncOptions) -> str:
@@ -167,8 +168,13 @@ def path_key(path: str) -> str:
 
 
 def name_text(doc: Document) -> str:
-    """What a runbook is called: its title and its alert names, as words."""
-    return ". ".join([doc.title, *(split_identifier(n) for n in doc.alert_names)])
+    """What a runbook is called: its title and its alert names, as words. A section of a
+    page is titled by its alert's name alone, so its title is read as words like a file's
+    ("Admin audit worker CPU throttling"): whole, the identifier is one more name term
+    that no renamed alert spells, and it held a section's `name_recall` far below a file's
+    (docs/RETRIEVAL.md)."""
+    title = split_identifier(doc.title) if doc.unit_anchor else doc.title
+    return ". ".join([title, *(split_identifier(n) for n in doc.alert_names)])
 
 
 def document_text(doc: Document) -> str:

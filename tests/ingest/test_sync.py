@@ -8,6 +8,8 @@ import re
 import subprocess
 import sys
 from collections.abc import Iterator
+from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -22,6 +24,7 @@ from enricher.index.engine import EVERYTHING, Index
 from enricher.settings import Settings
 from ingest import sync as sync_module
 from ingest.cache import EmbeddingCache, connect
+from ingest.document import Document
 from ingest.sync import Syncer, SyncMemo, SyncOptions, SyncReport
 from scripts.local_redis import free_port
 
@@ -565,3 +568,27 @@ class TestMultiAlertPages:
         revisions = {str(p[schema.F_REVISION]) for p in self.payloads(index)}
         expected = hashlib.sha256(path.read_bytes()).hexdigest()
         assert revisions == {expected}
+
+
+class TestNameText:
+    def test_a_section_is_named_in_words_like_a_file(self) -> None:
+        """The heading identifier alone is a name term no renamed alert spells; a file's
+        own title stays as its author wrote it."""
+        section = Document(
+            doc_id="runbooks:storage/operations.md#diskreaderrors",
+            source="runbooks",
+            path="storage/operations.md",
+            title="DiskReadErrors",
+            alert_names=("DiskReadErrors",),
+            services=("storage",),
+            owner=None,
+            tags=(),
+            last_updated=datetime(2026, 1, 5, tzinfo=UTC),
+            revision="abc123",
+            body="",
+            doc_hash="h",
+            unit_anchor="diskreaderrors",
+        )
+        titled = replace(section, doc_id="runbooks:storage/DiskReadErrors.md", unit_anchor="")
+        assert sync_module.name_text(section) == "Disk Read Errors. Disk Read Errors"
+        assert sync_module.name_text(titled) == "DiskReadErrors. Disk Read Errors"
