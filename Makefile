@@ -4,7 +4,7 @@ PY := .venv/bin/python
 export HF_HUB_OFFLINE := 1
 export MODELS_DIR ?= models
 
-.PHONY: setup models test lint typecheck unit ingest run demo stop eval feedback-export bench bench-ingest bench-enrich chaos fuzz clean audit bench-audit
+.PHONY: setup models test lint typecheck unit ingest run demo stop eval feedback-export bench bench-ingest bench-enrich bench-render chaos fuzz clean audit bench-audit
 
 setup:
 	@bash scripts/setup.sh
@@ -70,7 +70,11 @@ bench-enrich: setup
 bench-audit: setup
 	$(PY) -m scripts.bench_audit --out bench-out/audit.json
 
-bench: bench-ingest bench-enrich
+## CPU time of one Slack render of a heavy page (issue 23); reports, never asserts.
+bench-render: setup
+	$(PY) -m scripts.bench_render --out bench-out/render.json
+
+bench: bench-ingest bench-enrich bench-render
 
 ## Chaos proof (docs/RELIABILITY.md): page burst, kill -9 mid-burst, Slack 429/500 storm.
 ## It reports what Slack received per alert group; exit 1 on a lost or doubled page.
