@@ -67,6 +67,7 @@ SHIPPED = (
     "name_recall",
     "name_fit",
     "unlike_sibling",
+    "metric_share",
 )
 
 
