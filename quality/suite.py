@@ -113,19 +113,17 @@ def write_page_alone(root: Path, golden: Path = REPO / "golden") -> None:
     sections (the missing ones included) and golden's off-topic alerts. With one page
     indexed every margin is between sections of that page, and the corpus knows few
     words: what an off-topic alert must not be matched on."""
-    kept: list[str] = []
-    pages_of: set[str] = set()
-    for line in (golden / "cases.jsonl").read_text(encoding="utf-8").splitlines():
-        case = json.loads(line)
-        if str(case["kind"]).startswith("section") or case["kind"] == "off_topic":
-            kept.append(line)
-            if case.get("expected_section"):
-                pages_of.add(str(case["expected_doc"]))
-    for page in sorted(pages_of):
+    source = golden / "cases.jsonl"
+    cases, _ = load_cases(source)
+    kept = [c for c in cases if c.kind.startswith("section") or c.kind == "off_topic"]
+    for page in sorted({c.expected for c in kept if c.expected and c.expected_section}):
         target = root / "runbooks" / page
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes((golden / "runbooks" / page).read_bytes())
-    (root / "cases.jsonl").write_text("\n".join(kept) + "\n", encoding="utf-8")
+    lines = source.read_text(encoding="utf-8").splitlines()
+    (root / "cases.jsonl").write_text(
+        "".join(lines[c.line - 1] + "\n" for c in kept), encoding="utf-8"
+    )
 
 
 def write_synthetic(root: Path, count: int) -> None:
