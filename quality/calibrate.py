@@ -145,15 +145,10 @@ def fit(
     floor = right[int(len(right) * (1 - LEAD_COVERAGE))] if right else 0.0
     known = FEATURES.index("known_share")
     known_right = [e.features[known] for e in examples if e.right]
-    return Model(
-        model.features,
-        model.mean,
-        model.scale,
-        model.weights,
-        model.bias,
+    return replace(
+        model,
         lead_floor=round(floor, 4),
         known_floor=round(KNOWN_MARGIN * min(known_right, default=0.0), 4),
-        provenance=provenance,
     )
 
 

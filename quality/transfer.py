@@ -28,7 +28,7 @@ import pickle
 import sys
 import tempfile
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from enricher import logs
@@ -287,14 +287,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             "command": f"python -m quality.transfer --fit --synthetic {args.synthetic}",
         }
         model, bar = fit_on(searches, SHIPPED, provenance)
-        model = Model(
-            model.features,
-            model.mean,
-            model.scale,
-            model.weights,
-            model.bias,
+        model = replace(
+            model,
             lead_floor=max(model.lead_floor, LEAD_FLOOR),
-            known_floor=model.known_floor,
             provenance={**provenance, "bar": bar},
         )
         args.model.write_text(json.dumps(model.to_json(), indent=2) + "\n")
