@@ -51,6 +51,8 @@ _LONE_SURROGATE_ESCAPE = re.compile(
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _TOO_DEEP = "invalid JSON: nested too deeply"
 _NUMBER_START = frozenset("-0123456789")
+#: What may still follow a number's text read so far (`0.` of `0.5`, `1e` of `1e-3`).
+_NUMBER_GOES_ON = re.compile(r"[0-9.eE+\-]*\Z")
 
 
 def _integer(text: str) -> int | str:
@@ -217,8 +219,13 @@ class ObjectReader:
             raise MalformedPayload(f"invalid JSON: {exc.msg} at offset {exc.pos}") from None
         if end - self._pos > self._max:
             raise self._too_large()
-        if end == len(self._buf) and not self._ended and self._buf[self._pos] in _NUMBER_START:
-            # `12` at the end of a chunk may be the start of `123` (the value may be a
+        if (
+            not self._ended
+            and self._buf[self._pos] in _NUMBER_START
+            and _NUMBER_GOES_ON.match(self._buf, end)
+        ):
+            # `12` or `0.` at the end of a chunk may be the start of `123` or `0.5`: the
+            # decoder stops before a `.` with no digit after it yet (the value may be a
             # number's text by now, so the text is what tells).
             return self._wait()
         self._pos = end

@@ -95,6 +95,21 @@ class TestValues:
             read = Recorder(f'{{"items": [{text}], "x": {text}}}'.encode(), 2)
             assert read.fields == {"x": loads(text.encode())}
 
+    @pytest.mark.parametrize("text", ["0.0", "-2.5", "1e-3", "4E+10", "0.25e2"])
+    def test_a_number_cut_at_its_point_or_exponent_is_read_whole(self, text: str) -> None:
+        """A chunk ending in `0.` or `1e` (a Grafana body's `values` hold floats): the
+        decoder stops before a `.` or `e` with nothing after it, which is no number's end
+        yet. Every cut of the body is tried."""
+        body = f'{{"x": {text}, "items": [{text}]}}'.encode()
+        value = loads(text.encode())
+        for chunk in range(1, len(body)):
+            read = Recorder(body, chunk)
+            assert (read.fields, read.arrays) == ({"x": value}, [[value]]), chunk
+
+    def test_a_bad_number_is_still_refused(self) -> None:
+        with pytest.raises(MalformedPayload):
+            Recorder(b'{"x": 1., "items": []}', 4)
+
 
 class TestRepeatedKeys:
     def test_last_array_wins(self) -> None:
