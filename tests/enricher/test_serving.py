@@ -42,11 +42,14 @@ async def read_all(scope: Scope, receive: Receive, send: Send) -> None:
 
 
 @contextmanager
-def served(max_connections: int = 100, deadline_s: float = DEADLINE_S) -> Iterator[int]:
+def served(
+    max_connections: int = 100, deadline_s: float = DEADLINE_S, header_read: int = 1024 * 1024
+) -> Iterator[int]:
     settings = Settings(
         header_timeout_s=deadline_s,
         body_timeout_s=deadline_s,
         max_connections=max_connections,
+        max_body_bytes=header_read,
         log_level="WARNING",
     )
     sock = serving.bind("127.0.0.1", 0)
@@ -142,6 +145,44 @@ class TestBodyDeadline:
     def test_a_whole_request_is_answered(self, port: int) -> None:
         with connect(port, request(b"x" * 100_000)) as sock:
             assert response(sock).endswith(b"\r\n\r\n100000")
+
+
+def padded(size: int) -> bytes:
+    """A whole request whose request line and headers take about `size` bytes."""
+    head = b"POST /x HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\n"
+    return head + b"X-Pad: " + b"p" * (size - len(head) - 11) + b"\r\n\r\nok"
+
+
+class TestHeaderSize:
+    """llhttp reads headers of any size: the protocol stops at MAX_BODY_BYTES."""
+
+    def test_headers_past_the_read_cap_get_431_and_close(self) -> None:
+        with served(header_read=2048) as port:
+            answer = answer_then_close(connect(port, padded(4096)))
+        assert answer.startswith(b"HTTP/1.1 431 ")
+        assert b"over 2048 bytes" in answer
+
+    def test_headers_past_the_cap_sent_in_pieces_get_431(self) -> None:
+        with served(header_read=2048) as port:
+            sock = connect(port, b"POST /x HTTP/1.1\r\nHost: t\r\n")
+            for n in range(40):
+                try:
+                    sock.sendall(b"X-%d: %s\r\n" % (n, b"v" * 100))
+                except OSError:
+                    break  # the server answered and closed
+            assert answer_then_close(sock).startswith(b"HTTP/1.1 431 ")
+
+    def test_the_cap_counts_each_request_on_a_connection_afresh(self) -> None:
+        """Three requests of 1.5 kB of headers each on one connection: none is refused."""
+        with served(header_read=2048) as port, connect(port) as sock:
+            for _ in range(3):
+                sock.sendall(padded(1500))
+                assert response(sock).startswith(b"HTTP/1.1 200 ")
+
+    def test_a_malformed_request_gets_400(self, port: int) -> None:
+        assert answer_then_close(connect(port, b"NOT HTTP AT ALL\r\n\r\n")).startswith(
+            b"HTTP/1.1 400 "
+        )
 
 
 class TestConnectionCap:
