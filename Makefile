@@ -4,7 +4,7 @@ PY := .venv/bin/python
 export HF_HUB_OFFLINE := 1
 export MODELS_DIR ?= models
 
-.PHONY: setup models test lint typecheck unit ingest run demo stop eval feedback-export bench bench-ingest bench-enrich bench-render chaos fuzz clean audit bench-audit
+.PHONY: setup models test lint typecheck unit ingest run demo stop eval feedback-export bench bench-ingest bench-enrich bench-render bench-ack chaos fuzz clean audit bench-audit
 
 setup:
 	@bash scripts/setup.sh
@@ -74,7 +74,11 @@ bench-audit: setup
 bench-render: setup
 	$(PY) -m scripts.bench_render --out bench-out/render.json
 
-bench: bench-ingest bench-enrich bench-render
+## The webhook's ack measured apart: the real service and a lean client (issue 23).
+bench-ack: setup
+	$(PY) -m scripts.bench_ack --out bench-out/ack.json
+
+bench: bench-ingest bench-enrich bench-render bench-ack
 
 ## Chaos proof (docs/RELIABILITY.md): page burst, kill -9 mid-burst, Slack 429/500 storm.
 ## It reports what Slack received per alert group; exit 1 on a lost or doubled page.
