@@ -154,8 +154,7 @@ class Processor:
 
     async def _render(self, alert: Alert, result: SearchResult) -> SlackMessage:
         """Off the event loop like the search: a page's render is a few ms of CPU, and the
-        intake's acks share this loop (issue 23: burst ack p50 17-19 ms on the loop, 14-15
-        in a thread)."""
+        intake's acks share this loop (issue 23, docs/PERFORMANCE.md)."""
         return await asyncio.to_thread(
             render_message, alert, result, runbook_base_url=self.runbook_base_url
         )
