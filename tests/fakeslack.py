@@ -165,6 +165,7 @@ class FakeSlack:
         self._last_ts_us = 0
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self._connections = 0
 
     # --- lifecycle ---------------------------------------------------------------
 
@@ -193,6 +194,16 @@ class FakeSlack:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+    @property
+    def connections(self) -> int:
+        """TCP connections accepted so far (HTTP/1.1: a client may keep one open)."""
+        with self._lock:
+            return self._connections
+
+    def _connected(self) -> None:
+        with self._lock:
+            self._connections += 1
 
     @property
     def port(self) -> int:
@@ -603,6 +614,15 @@ def _parse_body(raw: bytes, content_type: str, query: str) -> dict[str, Any]:
 def _handler_for(fake: FakeSlack) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         server_version = "FakeSlack/1"
+        # Keep-alive, as Slack's API does: every answer carries its Content-Length. Headers
+        # and body are two writes, so Nagle would hold the body for the client's delayed
+        # ACK (40 ms an answer on a kept-alive connection): TCP_NODELAY.
+        protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True
+
+        def setup(self) -> None:
+            super().setup()
+            fake._connected()
 
         def log_message(self, format: str, *args: Any) -> None:
             """Silence per-request logging; tests read `fake.calls` instead."""

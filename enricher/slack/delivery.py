@@ -7,6 +7,7 @@ retries: backoff belongs to the job queue, where it does not block other channel
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 import time
@@ -120,10 +121,25 @@ class BotDelivery:
 
     def __init__(self, token: str, base_url: str, timeout_s: float = 10.0) -> None:
         self._client = AsyncWebClient(token=token, base_url=base_url, timeout=int(timeout_s))
+        self._timeout_s = timeout_s
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def _keep_alive(self) -> None:
+        """One aiohttp session for the calls of an event loop. Without it slack-sdk opens a
+        session per call and closes it after: a TCP and TLS handshake with Slack per page.
+        A session belongs to the loop it was made on, so another loop gets its own."""
+        loop = asyncio.get_running_loop()
+        session = self._client.session
+        if session is None or session.closed or self._loop is not loop:
+            self._client.session = aiohttp.ClientSession(
+                timeout=aiohttp.ClientTimeout(total=self._timeout_s)
+            )
+            self._loop = loop
 
     async def post(
         self, channel: str, message: SlackMessage, marker: str, *, on_sent: OnSent | None = None
     ) -> PostRef:
+        self._keep_alive()
         try:
             response = await self._client.chat_postMessage(
                 channel=channel,
@@ -139,6 +155,7 @@ class BotDelivery:
         return PostRef(channel=str(response["channel"]), ts=str(response["ts"]))
 
     async def update(self, ref: PostRef, message: SlackMessage) -> None:
+        self._keep_alive()
         try:
             # An empty list (not None) clears attachments a resolve or edit no longer has.
             await self._client.chat_update(
@@ -156,6 +173,7 @@ class BotDelivery:
     ) -> None:
         """A thread reply; `broadcast` also shows it in the channel (reply_broadcast), which
         notifies the channel's watchers as a new message would."""
+        self._keep_alive()
         try:
             await self._client.chat_postMessage(
                 channel=ref.channel,
@@ -198,6 +216,7 @@ class BotDelivery:
     ) -> AsyncIterator[tuple[Any, list[dict[str, Any]]]]:
         """(response, messages) for up to MARKER_PAGES pages of 200, metadata included."""
         cursor: str | None = None
+        self._keep_alive()
         for _ in range(MARKER_PAGES):
             try:
                 response = await method(
@@ -211,8 +230,8 @@ class BotDelivery:
                 return
 
     async def close(self) -> None:
-        session = getattr(self._client, "session", None)
-        if session is not None:
+        session = self._client.session
+        if session is not None and self._loop is asyncio.get_running_loop():
             await session.close()
 
 

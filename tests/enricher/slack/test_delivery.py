@@ -49,6 +49,19 @@ class TestBotDelivery:
         assert fake_slack.calls_to("chat.update")[0].body["ts"] == ref.ts
         assert fake_slack.calls_to("chat.postMessage")[-1].body["thread_ts"] == ref.ts
 
+    async def test_calls_share_one_connection(self, fake_slack: FakeSlack) -> None:
+        """Posts, an update and a lookup go over one kept-alive connection: slack-sdk alone
+        would open (and, against Slack, TLS-handshake) one per call."""
+        bot = BotDelivery("xoxb-test", fake_slack.url)
+        try:
+            refs = [await bot.post("C1", MESSAGE, f"m-{n}") for n in range(5)]
+            await bot.update(refs[0], MESSAGE)
+            assert await bot.find_marker("C1", "m-3", None) == refs[3]
+        finally:
+            await bot.close()
+        assert len(fake_slack.calls) == 7
+        assert fake_slack.connections == 1
+
     async def test_reply_is_found_in_a_long_thread(self, fake_slack: FakeSlack) -> None:
         """The reply lookup pages through the thread (oldest first, 200 a page): a reply
         after 250 others is still found."""
