@@ -36,6 +36,7 @@ from scripts.chaos.harness import (
     enricher_env,
     index_runbooks,
     start_fake_slack,
+    stop_all,
 )
 from scripts.chaos.workload import am_body
 from scripts.local_redis import running_redis
@@ -186,9 +187,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             burst_result = burst(service.port, args.burst, args.connections, failures)
             serving_rss_mb = round(service.rss_kb() / 1024, 1)
         finally:
-            service.stop()
-            slack.terminate()
-            slack.wait()
+            stop_all(service, slack, redis_server)
     healthz_ms, ack_ms = dist(healthz), dist(acks)
     result: dict[str, Any] = {
         "benchmark": "ack",
