@@ -154,16 +154,19 @@ class Services:
             gaps=feedback.gaps,
             first_index=first_index,
         )
+        replica_ack = _replica_ack(settings)
         queue = JobQueue(
             redis_client,
             consumer=worker_id,
             claim_idle_ms=int(settings.job_claim_idle_s * 1000),
-            replica_ack=_replica_ack(settings),
+            replica_ack=replica_ack,
         )
         # Output notes go through a synchronous connection: written before anything else
         # runs (enricher.pipeline.ledger, the crash window of deliveries without lookups).
         notes = redis_connect.sync_client(settings, socket_timeout=1)
-        ledger = Ledger(redis_client, dedup_ttl_s=settings.dedup_ttl_s, notes=notes)
+        ledger = Ledger(
+            redis_client, dedup_ttl_s=settings.dedup_ttl_s, notes=notes, replica_ack=replica_ack
+        )
         pool = Pool(
             queue=queue,
             ledger=ledger,

@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import redis
 import uvicorn
 
 from enricher.alert import Alert
@@ -20,7 +21,7 @@ from enricher.feedback.store import Vote
 from enricher.settings import Settings
 from enricher.slack.buttons import Verdict
 from scripts.index_copy import copy_index
-from scripts.local_redis import free_port
+from scripts.local_redis import RedisServer, free_port
 from tests.conftest import MODELS_DIR, wait_for
 from tests.fakeslack import FakeSlack
 
@@ -194,3 +195,21 @@ def served_in_thread(app: Any, **options: Any) -> Iterator[int]:
     finally:
         server.should_exit = True
         thread.join(timeout=30)
+
+
+def attach_replica(tmp_path: Path, primary: RedisServer) -> RedisServer:
+    (tmp_path / "replica").mkdir()
+    replica = RedisServer(tmp_path / "replica", replica_of=primary.port)
+    replica.start()
+
+    def acknowledging() -> bool:
+        """The replica's link is up and it acknowledges the primary's writes (its link can
+        be "up" while it still loads the first copy, before it answers a WAIT)."""
+        with redis.Redis(port=replica.port, decode_responses=True) as client:
+            if str(client.info("replication").get("master_link_status")) != "up":
+                return False
+        with redis.Redis(port=primary.port) as client:
+            return int(client.wait(1, 500)) >= 1
+
+    wait_for(acknowledging, what="the replica to acknowledge the primary's writes")
+    return replica

@@ -86,10 +86,15 @@ from typing import Any
 
 import redis
 import redis.asyncio as aioredis
+import structlog
+from redis.commands.core import AsyncScript
 
 from enricher.alert import Source
 from enricher.errors import DeliveryFailed
+from enricher.pipeline.replication import ReplicaAck
 from enricher.sources.pagerduty import RETRY_HORIZON_S
+
+log = structlog.get_logger(__name__)
 
 _NOW = """
 local t = redis.call('TIME')
@@ -293,10 +298,13 @@ class Ledger:
         dedup_ttl_s: float,
         post_ttl_s: int = 7 * 86400,
         notes: redis.Redis | None = None,
+        replica_ack: ReplicaAck | None = None,
     ) -> None:
         """`notes`: a synchronous connection to the same Redis for `note_output` (see the
-        module docstring); without one the note goes through `client`."""
+        module docstring); without one the note goes through `client`. `replica_ack`
+        (REDIS_MIN_REPLICAS_ACK): a claim is on the replicas before its post is made."""
         self._redis = client
+        self._replica_ack = replica_ack
         self.prefix = prefix
         self.dedup_ttl_s = dedup_ttl_s
         self.post_ttl_s = post_ttl_s
@@ -349,9 +357,8 @@ class Ledger:
 
     async def claim_post(self, group_key: str, owner: str, lease_s: float) -> ClaimResult:
         """Decide, atomically across workers and replicas, who posts this group to Slack."""
-        reply = await self._claim(
-            keys=[self._post_key(group_key)],
-            args=[owner, repr(float(lease_s)), self.post_ttl_s, group_key],
+        reply = await self._claimed(
+            self._claim, group_key, [owner, repr(float(lease_s)), self.post_ttl_s, group_key]
         )
         kind = _text(reply[0])
         if kind == "posted":
@@ -367,10 +374,31 @@ class Ledger:
     async def reopen(self, group_key: str, owner: str, lease_s: float) -> bool:
         """Turn a resolved group's record back into a claim for `owner`: the group fired
         again and gets a new message. False when the record is not a resolved post."""
-        done = await self._reopen(
-            keys=[self._post_key(group_key)], args=[owner, repr(float(lease_s)), self.post_ttl_s]
+        done = await self._claimed(
+            self._reopen, group_key, [owner, repr(float(lease_s)), self.post_ttl_s]
         )
         return bool(done)
+
+    async def _claimed(self, script: AsyncScript, group_key: str, args: list[Any]) -> Any:
+        """Run a claiming script; with a replica ack, return once the replicas hold its
+        effect. A claim only on the primary is lost with it, and with it the sign that the
+        post may have gone out: the job's re-run on the promoted replica would post again
+        without looking for the marker. A claim no replica confirmed in time is used all
+        the same (a replica down must not stop pages), and logged."""
+        keys = [self._post_key(group_key)]
+        if self._replica_ack is None:
+            return await script(keys=keys, args=args)
+        reply, acked = await self._replica_ack.attempt(self._redis, script, keys=keys, args=args)
+        if acked < self._replica_ack.replicas:
+            log.warning(
+                "ledger.claim_not_replicated",
+                group=group_key,
+                replicas=acked,
+                wanted=self._replica_ack.replicas,
+                risk="if the primary dies before a replica has this claim, the page may be "
+                "posted twice; check the replicas' link (INFO replication)",
+            )
+        return reply
 
     async def record_post(
         self,

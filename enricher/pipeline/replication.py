@@ -58,5 +58,23 @@ class ReplicaAck:
             raise NotReplicated(self.replicas, int(acked), self.timeout_ms)
         return reply
 
+    async def attempt(
+        self,
+        client: aioredis.Redis,
+        script: AsyncScript,
+        *,
+        keys: Sequence[str],
+        args: Sequence[Any],
+    ) -> tuple[Any, int]:
+        """`script(keys, args)`'s reply and how many replicas confirmed it within the
+        timeout, for a write whose caller goes on either way (a post claim: a page late
+        for want of a replica is worse than the rare duplicate the WAIT guards against).
+        A script that wrote nothing waits only for the connection's earlier writes."""
+        async with client.pipeline(transaction=False) as pipe:
+            await script(keys=keys, args=args, client=pipe)
+            pipe.wait(self.replicas, self.timeout_ms)
+            reply, acked = await pipe.execute()
+        return reply, int(acked)
+
 
 __all__ = ["ReplicaAck"]

@@ -25,7 +25,7 @@ from enricher.service import Services
 from scripts.local_redis import RedisServer
 from tests.conftest import wait_for
 from tests.fakeslack import FakeSlack
-from tests.helpers import AM_TOKEN, am_alert, am_body, dumps, service_settings
+from tests.helpers import AM_TOKEN, am_alert, am_body, attach_replica, dumps, service_settings
 
 BEARER = {"Authorization": f"Bearer {AM_TOKEN}"}
 BODY = dumps(am_body(am_alert("PostgresReplicationLag", "postgres", fingerprint="d1")))
@@ -62,24 +62,6 @@ def running(
             yield Running(client, primary, fake_slack)
     finally:
         primary.kill()
-
-
-def attach_replica(tmp_path: Path, primary: RedisServer) -> RedisServer:
-    (tmp_path / "replica").mkdir()
-    replica = RedisServer(tmp_path / "replica", replica_of=primary.port)
-    replica.start()
-
-    def acknowledging() -> bool:
-        """The replica's link is up and it acknowledges the primary's writes (its link can
-        be "up" while it still loads the first copy, before it answers a WAIT)."""
-        with redis.Redis(port=replica.port, decode_responses=True) as client:
-            if str(client.info("replication").get("master_link_status")) != "up":
-                return False
-        with redis.Redis(port=primary.port) as client:
-            return int(client.wait(1, 500)) >= 1
-
-    wait_for(acknowledging, what="the replica to acknowledge the primary's writes")
-    return replica
 
 
 class TestReplicaAck:

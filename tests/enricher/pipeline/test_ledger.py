@@ -4,18 +4,23 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import cast
 
 import pytest
 import redis
 import redis.asyncio as aioredis
+from structlog.testing import capture_logs
 
 from enricher.alert import Alert
 from enricher.pipeline.ledger import AlreadyPosted, Claimed, InFlight, Ledger, PostRecord
 from enricher.pipeline.queue import JobQueue, new_job
+from enricher.pipeline.replication import ReplicaAck
 from enricher.settings import Settings
 from enricher.sources import Parsed
+from scripts.local_redis import RedisServer
+from tests.helpers import attach_replica
 
 pytestmark = pytest.mark.anyio
 
@@ -471,3 +476,80 @@ class TestCutOff:
         assert await a.state("p") == "posted"
         assert isinstance(await a.claim_post("o", "w1", LEASE_S), InFlight)
         assert await a.state("none") is None
+
+
+def waits_sent(port: int) -> int:
+    """How many WAIT commands the server at `port` has run."""
+    with redis.Redis(port=port) as client:
+        stats = client.info("commandstats").get("cmdstat_wait") or {}
+    return int(stats.get("calls", 0))
+
+
+class TestClaimsOnReplicas:
+    """With REDIS_MIN_REPLICAS_ACK a claim reaches a replica before its post is made: a claim
+    lost with a dead primary would let the job's re-run post again without a marker lookup
+    (the duplicate a CI failover run showed)."""
+
+    @pytest.fixture
+    def primary(self, tmp_path: Path) -> Iterator[RedisServer]:
+        (tmp_path / "primary").mkdir()
+        server = RedisServer(tmp_path / "primary")
+        server.start()
+        yield server
+        server.kill()
+
+    @staticmethod
+    async def ledger_on(primary: RedisServer, timeout_ms: int) -> tuple[Ledger, aioredis.Redis]:
+        client = aioredis.Redis.from_url(primary.url)
+        ack = ReplicaAck(replicas=1, timeout_ms=timeout_ms)
+        return Ledger(client, dedup_ttl_s=DEDUP_TTL_S, replica_ack=ack), client
+
+    async def test_a_claim_returns_once_the_replica_holds_it(
+        self, primary: RedisServer, tmp_path: Path
+    ) -> None:
+        replica = attach_replica(tmp_path, primary)
+        ledger, client = await self.ledger_on(primary, timeout_ms=2000)
+        try:
+            before = waits_sent(primary.port)
+            assert await ledger.claim_post("g", "w1", LEASE_S) == Claimed()
+            assert waits_sent(primary.port) == before + 1
+            with redis.Redis(port=replica.port) as copy:
+                assert copy.hget(post_key("g"), "state") == b"claimed"
+                assert copy.hget(post_key("g"), "owner") == b"w1"
+        finally:
+            await client.aclose()
+            replica.kill()
+
+    async def test_a_reopened_group_is_on_the_replica_too(
+        self, primary: RedisServer, tmp_path: Path
+    ) -> None:
+        replica = attach_replica(tmp_path, primary)
+        ledger, client = await self.ledger_on(primary, timeout_ms=2000)
+        try:
+            await ledger.claim_post("g", "w1", LEASE_S)
+            await record(ledger, "g", "w1", ts="1.0")
+            await ledger.update_post("g", status="resolved")
+            before = waits_sent(primary.port)
+            assert await ledger.reopen("g", "w2", LEASE_S)
+            assert waits_sent(primary.port) == before + 1
+            with redis.Redis(port=replica.port) as copy:
+                assert copy.hget(post_key("g"), "owner") == b"w2"
+        finally:
+            await client.aclose()
+            replica.kill()
+
+    async def test_a_claim_no_replica_confirms_is_used_and_logged(
+        self, primary: RedisServer
+    ) -> None:
+        """No replica answers: the page must still go out, so the claim stands (the risk,
+        a duplicate only if the primary also dies now, is logged with what to check)."""
+        ledger, client = await self.ledger_on(primary, timeout_ms=50)
+        try:
+            with capture_logs() as logs:
+                assert await ledger.claim_post("g", "w1", LEASE_S) == Claimed()
+            warned = [e for e in logs if e["event"] == "ledger.claim_not_replicated"]
+            assert [(e["replicas"], e["wanted"]) for e in warned] == [(0, 1)]
+            assert "INFO replication" in warned[0]["risk"]
+            assert isinstance(await ledger.claim_post("g", "w2", LEASE_S), InFlight)
+        finally:
+            await client.aclose()
