@@ -121,7 +121,8 @@ local previous = ''
 local check = '0'
 if rec[1] == 'claimed' then
   local age = now - tonumber(rec[3])
-  if age <= tonumber(rec[4]) and not predecessor(rec[2], ARGV[1]) then
+  local leftover = rec[2] == ARGV[1] and ARGV[5] == '1'
+  if age <= tonumber(rec[4]) and not predecessor(rec[2], ARGV[1]) and not leftover then
     return {'inflight', rec[2], string.format('%.6f', age)}
   end
   previous = rec[2]
@@ -355,10 +356,19 @@ class Ledger:
     def _resolve_key(self, group_key: str) -> str:
         return f"{self.prefix}resolving:{_digest(group_key)}"
 
-    async def claim_post(self, group_key: str, owner: str, lease_s: float) -> ClaimResult:
-        """Decide, atomically across workers and replicas, who posts this group to Slack."""
+    async def claim_post(
+        self, group_key: str, owner: str, lease_s: float, *, sole: bool = False
+    ) -> ClaimResult:
+        """Decide, atomically across workers and replicas, who posts this group to Slack.
+
+        `sole`: no other worker of `owner`'s process is on this group now, so a live claim
+        under `owner` is a leftover, not a post in flight: its job's record and ack were
+        lost with a primary that died after they were written, or its job was cut off. It
+        is taken over with the marker lookup at once instead of waiting out its lease."""
         reply = await self._claimed(
-            self._claim, group_key, [owner, repr(float(lease_s)), self.post_ttl_s, group_key]
+            self._claim,
+            group_key,
+            [owner, repr(float(lease_s)), self.post_ttl_s, group_key, "1" if sole else "0"],
         )
         kind = _text(reply[0])
         if kind == "posted":

@@ -237,7 +237,9 @@ class Pool:
         self.busy[job.group_key] += 1
         try:
             async with self._kept(reader, job):
-                outcome = await self.processor.process(job, self.ledger)
+                outcome = await self.processor.process(
+                    job, self.ledger, sole=self.busy[job.group_key] == 1
+                )
             await self.queue.ack(job)
             self.metrics.end_to_end_seconds.observe(max(0.0, time.time() - job.received_at))
             log.info(

@@ -230,12 +230,14 @@ class Processor:
     def channel_for(self, alert: Alert) -> str:
         return self.router.channel_for(alert) or "default"
 
-    async def process(self, job: Job, ledger: Ledger | None) -> Outcome:
+    async def process(self, job: Job, ledger: Ledger | None, *, sole: bool = False) -> Outcome:
+        """Post, update or resolve the job's page. `sole`: no other worker of this process
+        is on the job's group (`Ledger.claim_post`)."""
         if ledger is None:
             return await self._without_ledger(job.alert)
         if job.alert.status == "resolved":
             return await self._resolve(job, ledger)
-        return await self._fire(job, ledger)
+        return await self._fire(job, ledger, sole)
 
     async def _without_ledger(self, alert: Alert) -> Outcome:
         """Redis is down: no dedup and no post records, but the page still goes out."""
@@ -247,9 +249,9 @@ class Processor:
         await self._post(alert, message, "", since=None)
         return "posted"
 
-    async def _fire(self, job: Job, ledger: Ledger) -> Outcome:
+    async def _fire(self, job: Job, ledger: Ledger, sole: bool) -> Outcome:
         alert = job.alert
-        claim = await ledger.claim_post(alert.group_key, self.owner, self.lease_s)
+        claim = await ledger.claim_post(alert.group_key, self.owner, self.lease_s, sole=sole)
         if isinstance(claim, InFlight):
             raise RetryLater("post in flight", delay_s=min(30.0, claim.age_s + 1))
         if isinstance(claim, AlreadyPosted):

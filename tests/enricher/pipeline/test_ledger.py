@@ -463,6 +463,20 @@ class TestCutOff:
         claim = await a.claim_post("g", "w1", LEASE_S)
         assert isinstance(claim, Claimed) and claim.takeover
 
+    async def test_own_claim_no_worker_is_on_is_taken_over_with_a_lookup(
+        self, ledgers: tuple[Ledger, Ledger]
+    ) -> None:
+        """`sole`: the claim is ours but none of our workers is on the group (its record and
+        ack died with a failed-over primary): taken over at once, marker lookup owed. Another
+        owner's live claim stays in flight, `sole` or not."""
+        a, b = ledgers
+        await a.claim_post("g", "w1", LEASE_S)
+        assert isinstance(await a.claim_post("g", "w1", LEASE_S), InFlight)
+        assert await a.claim_post("g", "w1", LEASE_S, sole=True) == Claimed(
+            takeover=True, previous_owner="w1"
+        )
+        assert isinstance(await b.claim_post("g", "w2", LEASE_S, sole=True), InFlight)
+
     async def test_posts_and_other_owners_claims_are_left_alone(
         self, ledgers: tuple[Ledger, Ledger]
     ) -> None:

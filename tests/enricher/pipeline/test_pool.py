@@ -125,6 +125,50 @@ class TestRedisLostMidJob:
         assert len(posts) == 1
 
 
+class TestFailoverLeftovers:
+    def test_a_claim_whose_record_died_with_the_primary_is_found_not_waited_out(
+        self, tmp_path: Path, golden_index: Path, redis_url: str, fake_slack: FakeSlack,
+        embedder: Embedder,
+    ) -> None:
+        """What a promoted replica can hold after the primary died (RELIABILITY.md, "What is
+        in flight at a failover"): the page was posted and its record and ack written on
+        the old primary, but only the claim had reached the replica, so the job comes back
+        and meets its own process's claim. No worker of the process is on the group, so
+        the claim is a leftover: taken over with the marker lookup, which finds the page.
+        (Before: "post in flight" until POST_LEASE_S, 120 s, ran out; this wait is 30 s.)"""
+        settings = service_settings(tmp_path, golden_index, redis_url, fake_slack, workers=2)
+        services = Services.build(settings, embedder=embedder)
+        service, name = runbook_alerts()[0]
+        key = '{}:{pool="failover"}'
+        body = am_body(key, name, service, 1, ["0001dd"], "firing")
+        post = "rbe:post:" + hashlib.sha256(key.encode()).hexdigest()
+        headers = {"Authorization": f"Bearer {AM_TOKEN}"}
+
+        def done(logs: list[MutableMapping[str, Any]], n: int) -> bool:
+            ended = [e for e in logs if e["event"] == "job.done"]
+            return unfinished_jobs(redis_url) == 0 and len(ended) == n
+
+        with capture_logs() as logs, TestClient(create_app(services)) as client:
+            assert client.post("/webhook/alertmanager", content=body,
+                               headers=headers).json() == {"status": "queued"}
+            wait_for(lambda: done(logs, 1), timeout_s=30, what="the first job")
+            with redis.Redis.from_url(redis_url) as r:
+                seconds, micros = r.time()
+                r.delete(post, *r.keys("rbe:seen:*"))
+                r.hset(post, mapping={
+                    "state": "claimed", "owner": services.processor.owner,
+                    "claimed_at": f"{seconds + micros / 1e6:.6f}",
+                    "lease_s": repr(settings.post_lease_s), "group_key": key,
+                })
+            assert client.post("/webhook/alertmanager", content=body,
+                               headers=headers).json() == {"status": "queued"}
+            wait_for(lambda: done(logs, 2), timeout_s=30, what="the job to come back and end")
+        worked = [(e["event"], e.get("outcome"), e.get("reason")) for e in logs
+                  if e["event"] in ("job.done", "job.retry_later")]
+        assert worked == [("job.done", "posted", None), ("job.done", "recovered", None)]
+        assert len([c for c in fake_slack.calls_to("chat.postMessage") if c.ok]) == 1
+
+
 class TestPoisonJob:
     def test_a_job_whose_every_try_died_is_dead_lettered_not_tried_again(
         self, tmp_path: Path, golden_index: Path, redis_url: str, fake_slack: FakeSlack,
