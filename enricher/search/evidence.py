@@ -21,6 +21,7 @@ scale moves from corpus to corpus.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -174,52 +175,64 @@ def name_fit(stats: CorpusStats, doc: str, alert_name_terms: Iterable[int]) -> f
     return sum(stats.name_idf(t) for t in naming if t in own) / total
 
 
-def name_words(name: str) -> list[str]:
-    """A name as lower-case words (`MCCDrainError` -> mcc, drain, error)."""
-    return [w.lower() for w in split_identifier(name).split()]
+@functools.lru_cache(maxsize=16384)
+def name_words(name: str) -> tuple[str, ...]:
+    """A name as lower-case words (`MCCDrainError` -> mcc, drain, error). Cached: the same
+    runbook names come back in every search."""
+    return tuple(w.lower() for w in split_identifier(name).split())
 
 
-def _joined_span(word: str, name: Sequence[str]) -> int:
-    """How many leading words of `name` the one alert word stands for: their initials
-    (`mcc` / machine config controller, 2-5 words) or themselves run together (`mdscpu` /
-    mds cpu, which a run of capitals makes); 0 when neither. A word that is the first of
-    them stands for itself only: `on` in OnOSDNodes is not the initials of `on non`."""
-    if name and name[0] == word:
-        return 0
-    for span in range(min(5, len(name)), 1, -1):
-        words = name[:span]
-        if "".join(w[0] for w in words) == word or (span <= 3 and "".join(words) == word):
-            return span
-    return 0
+@functools.lru_cache(maxsize=16384)
+def _joined_spans(name: tuple[str, ...]) -> tuple[dict[str, int], ...]:
+    """Per position j of `name`, what one alert word can stand for from there: the initials
+    of 2-5 words from j (`mcc` / machine config controller) or 2-3 of them run together
+    (`mdscpu` / mds cpu, which a run of capitals makes), mapped to the longest such run."""
+    tables: list[dict[str, int]] = []
+    for j in range(len(name)):
+        table: dict[str, int] = {}
+        for span in range(2, min(5, len(name) - j) + 1):
+            words = name[j : j + span]
+            table["".join(w[0] for w in words)] = span
+            if span <= 3:
+                table["".join(words)] = span
+        tables.append(table)
+    return tuple(tables)
 
 
-def _same(word: str, other: str) -> bool:
-    return word == other or (
-        min(len(word), len(other)) >= 4 and (word.startswith(other) or other.startswith(word))
-    )
-
-
-def _aligned(alert: Sequence[str], name: Sequence[str]) -> tuple[int, int]:
+def _aligned(alert: Sequence[str], name: tuple[str, ...]) -> tuple[int, int]:
     """(alert words matched, name words matched) by the best in-order alignment (a small
-    dynamic programme; names are a few words): a word matches the same word or one it
-    starts (4+ letters: `replica` / `replicas`), or a run of name words (`_joined_span`),
-    the way teams shorten long names. Unmatched words on either side are skipped."""
-    best: dict[tuple[int, int], tuple[int, int]] = {}
-    for i in range(len(alert), -1, -1):
-        for j in range(len(name), -1, -1):
-            if i == len(alert) or j == len(name):
-                best[i, j] = (0, 0)
-                continue
-            options = [best[i + 1, j], best[i, j + 1]]
-            if _same(alert[i], name[j]):
-                a, b = best[i + 1, j + 1]
-                options.append((a + 1, b + 1))
-            span = _joined_span(alert[i], name[j:])
+    dynamic programme, row by row; names are a few words): a word matches the same word or
+    one it starts (4+ letters: `replica` / `replicas`), or a run of name words it stands
+    for (`_joined_spans`), the way teams shorten long names; a word that is the first of
+    that run stands for itself only (`on` in OnOSDNodes is not the initials of `on non`).
+    Unmatched words on either side are skipped. Of options with the same total, the first
+    in the order skip-alert, skip-name, same word, run is kept."""
+    spans = _joined_spans(name)
+    width = len(name)
+    below: list[tuple[int, int]] = [(0, 0)] * (width + 1)
+    for word in reversed(alert):
+        row: list[tuple[int, int]] = [(0, 0)] * (width + 1)
+        long = len(word) >= 4
+        for j in range(width - 1, -1, -1):
+            best = below[j]
+            right = row[j + 1]
+            if right[0] + right[1] > best[0] + best[1]:
+                best = right
+            other = name[j]
+            if word == other or (
+                long and len(other) >= 4 and (word.startswith(other) or other.startswith(word))
+            ):
+                a, b = below[j + 1]
+                if a + b + 2 > best[0] + best[1]:
+                    best = (a + 1, b + 1)
+            span = 0 if other == word else spans[j].get(word, 0)
             if span:
-                a, b = best[i + 1, j + span]
-                options.append((a + 1, b + span))
-            best[i, j] = max(options, key=sum)
-    return best[0, 0]
+                a, b = below[j + span]
+                if a + b + 1 + span > best[0] + best[1]:
+                    best = (a + 1, b + span)
+            row[j] = best
+        below = row
+    return below[0]
 
 
 def name_alignment(alert_name: str, names: Iterable[str]) -> float:

@@ -5,10 +5,18 @@ from __future__ import annotations
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from enricher.index.stats import CorpusStats
 from enricher.search import evidence
 from enricher.search.evidence import Readings
+
+#: Words that exercise every way to line up: the same word, a plural, initials of 2-5
+#: words, two words run together, and a word that is the first of its own initials.
+WORDS = ["m", "c", "mc", "mcc", "machine", "config", "cpu", "mds", "mdscpu", "replica",
+         "replicas", "on", "non", "o", "n"]
+
 
 #: Three runbooks: a, b share the family words 1 and 2; c is about something else.
 STATS = CorpusStats.from_documents(
@@ -130,6 +138,18 @@ class TestNameAlignment:
         got = evidence.name_alignment("PGReplicaLag", ["Postgres replication lag", "PGReplicaLag"])
         assert got == pytest.approx(1.0)
 
+    @settings(max_examples=400, deadline=None)
+    @given(
+        st.lists(st.sampled_from(WORDS), max_size=5),
+        st.lists(st.sampled_from(WORDS), max_size=6),
+    )
+    def test_the_table_finds_the_best_alignment(self, alert: list[str], name: list[str]) -> None:
+        """The row-by-row table (with its precomputed runs) scores what the definition,
+        read top down, scores: the most words matched on both sides in order."""
+        hit_alert, hit_name = evidence._aligned(alert, tuple(name))
+        assert hit_alert + hit_name == _best_total(alert, name)
+        assert hit_alert <= len(alert) and hit_name <= len(name)
+
     @pytest.mark.parametrize(("alignment", "expected"), [(1.0, 1.0), (0.96, 1.0), (0.8, 0.2)])
     def test_a_name_like_a_sibling_s_is_evidence_against(
         self, alignment: float, expected: float
@@ -154,3 +174,26 @@ class TestNameRecallAndFit:
         assert evidence.name_fit(STATS, "a", [1, 4]) < 1.0
         assert evidence.name_fit(STATS, "a", [99]) == 1.0
         assert evidence.name_fit(STATS, "a", [1, 3, 99]) == pytest.approx(1.0)
+
+
+def _best_total(alert: list[str], name: list[str]) -> int:
+    """Words matched on both sides by the best in-order alignment, top down: skip a word
+    of either side, match the same word (or its 4+ letter start), or let the alert word
+    stand for the longest run of 2-5 name words it is the initials of (2-3 words: run
+    together), unless it is the run's first word itself."""
+    if not alert or not name:
+        return 0
+    word, first = alert[0], name[0]
+    options = [_best_total(alert[1:], name), _best_total(alert, name[1:])]
+    prefix = min(len(word), len(first)) >= 4 and (
+        word.startswith(first) or first.startswith(word)
+    )
+    if word == first or prefix:
+        options.append(2 + _best_total(alert[1:], name[1:]))
+    if word != first:
+        for span in range(min(5, len(name)), 1, -1):
+            run = name[:span]
+            if "".join(w[0] for w in run) == word or (span <= 3 and "".join(run) == word):
+                options.append(1 + span + _best_total(alert[1:], name[span:]))
+                break
+    return max(options)
