@@ -239,9 +239,17 @@ def name_alignment(alert_name: str, names: Iterable[str]) -> float:
     """How well the alert's name and the runbook's best name line up word for word, in
     0..1 (the harmonic mean of the two sides' matched shares): 1 for the same words in the
     same order, high for `SouthboundStale` / `SouthboundStaleAlert` or an acronym of the
-    runbook's name, low for a sibling that shares the family's first words only."""
-    alert = name_words(alert_name)
+    runbook's name, low for a sibling that shares the family's first words only.
+
+    A title with spaces (a PagerDuty incident titled by its summary, a Grafana rule named
+    in words) is prose, not a name in the corpus's naming style: 0, so `unlike` reads it
+    as a team's own name. Lined up word for word, a summary shares a few words with its
+    own runbook's name and none with the others, which read as a sibling's name and
+    counted against the right runbook."""
     best = 0.0
+    if len(alert_name.split()) > 1:
+        return best
+    alert = name_words(alert_name)
     if not alert:
         return best
     for name in names:

@@ -134,6 +134,14 @@ class TestNameAlignment:
         all line up; the score is the harmonic mean of the two sides' matched shares."""
         assert evidence.name_alignment(alert, names) == pytest.approx(expected)
 
+    def test_a_title_in_words_is_not_lined_up(self) -> None:
+        """A PagerDuty incident titled by its summary shares a few words with its own
+        runbook's name; lined up, that would read as a sibling's name (evidence against)."""
+        title = "An Alertmanager instance failed to send notifications - alertmanager-main-1"
+        alignment = evidence.name_alignment(title, ["AlertmanagerFailedToSendAlerts"])
+        assert alignment == 0.0
+        assert evidence.unlike(alignment) == 1.0
+
     def test_the_best_of_several_names_counts(self) -> None:
         got = evidence.name_alignment("PGReplicaLag", ["Postgres replication lag", "PGReplicaLag"])
         assert got == pytest.approx(1.0)
