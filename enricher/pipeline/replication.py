@@ -49,13 +49,9 @@ class ReplicaAck:
         wrote nothing (a repeat), the write it found may be an earlier call's that never
         reached a replica (that call was answered 503); rewriting the key unchanged (SET XX
         KEEPTTL) puts a write after it in the stream, so the WAIT covers it too."""
-        async with client.pipeline(transaction=False) as pipe:
-            await script(keys=keys, args=args, client=pipe)
-            pipe.set(witness, "1", xx=True, keepttl=True)
-            pipe.wait(self.replicas, self.timeout_ms)
-            reply, _, acked = await pipe.execute()
-        if int(acked) < self.replicas:
-            raise NotReplicated(self.replicas, int(acked), self.timeout_ms)
+        reply, acked = await self.attempt(client, script, keys=keys, args=args, witness=witness)
+        if acked < self.replicas:
+            raise NotReplicated(self.replicas, acked, self.timeout_ms)
         return reply
 
     async def attempt(
@@ -65,16 +61,20 @@ class ReplicaAck:
         *,
         keys: Sequence[str],
         args: Sequence[Any],
+        witness: str | None = None,
     ) -> tuple[Any, int]:
         """`script(keys, args)`'s reply and how many replicas confirmed it within the
         timeout, for a write whose caller goes on either way (a post claim: a page late
         for want of a replica is worse than the rare duplicate the WAIT guards against).
-        A script that wrote nothing waits only for the connection's earlier writes."""
+        A script that wrote nothing waits only for the connection's earlier writes, unless
+        `witness` is rewritten after it (`run`)."""
         async with client.pipeline(transaction=False) as pipe:
             await script(keys=keys, args=args, client=pipe)
+            if witness is not None:
+                pipe.set(witness, "1", xx=True, keepttl=True)
             pipe.wait(self.replicas, self.timeout_ms)
-            reply, acked = await pipe.execute()
-        return reply, int(acked)
+            replies = await pipe.execute()
+        return replies[0], int(replies[-1])
 
 
 __all__ = ["ReplicaAck"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -512,58 +513,59 @@ class TestClaimsOnReplicas:
         yield server
         server.kill()
 
+    @pytest.fixture
+    def replica(self, primary: RedisServer, tmp_path: Path) -> Iterator[RedisServer]:
+        """A replica of `primary` that acknowledges its writes."""
+        server = attach_replica(tmp_path, primary)
+        yield server
+        server.kill()
+
     @staticmethod
-    async def ledger_on(primary: RedisServer, timeout_ms: int) -> tuple[Ledger, aioredis.Redis]:
+    @contextlib.asynccontextmanager
+    async def ledger_on(primary: RedisServer, timeout_ms: int) -> AsyncIterator[Ledger]:
         client = aioredis.Redis.from_url(primary.url)
-        ack = ReplicaAck(replicas=1, timeout_ms=timeout_ms)
-        return Ledger(client, dedup_ttl_s=DEDUP_TTL_S, replica_ack=ack), client
+        try:
+            yield Ledger(
+                client,
+                dedup_ttl_s=DEDUP_TTL_S,
+                replica_ack=ReplicaAck(replicas=1, timeout_ms=timeout_ms),
+            )
+        finally:
+            await client.aclose()
 
     async def test_a_claim_returns_once_the_replica_holds_it(
-        self, primary: RedisServer, tmp_path: Path
+        self, primary: RedisServer, replica: RedisServer
     ) -> None:
-        replica = attach_replica(tmp_path, primary)
-        ledger, client = await self.ledger_on(primary, timeout_ms=2000)
-        try:
+        async with self.ledger_on(primary, timeout_ms=2000) as ledger:
             before = waits_sent(primary.port)
             assert await ledger.claim_post("g", "w1", LEASE_S) == Claimed()
             assert waits_sent(primary.port) == before + 1
-            with redis.Redis(port=replica.port) as copy:
-                assert copy.hget(post_key("g"), "state") == b"claimed"
-                assert copy.hget(post_key("g"), "owner") == b"w1"
-        finally:
-            await client.aclose()
-            replica.kill()
+        with redis.Redis(port=replica.port) as copy:
+            assert copy.hget(post_key("g"), "state") == b"claimed"
+            assert copy.hget(post_key("g"), "owner") == b"w1"
 
     async def test_a_reopened_group_is_on_the_replica_too(
-        self, primary: RedisServer, tmp_path: Path
+        self, primary: RedisServer, replica: RedisServer
     ) -> None:
-        replica = attach_replica(tmp_path, primary)
-        ledger, client = await self.ledger_on(primary, timeout_ms=2000)
-        try:
+        async with self.ledger_on(primary, timeout_ms=2000) as ledger:
             await ledger.claim_post("g", "w1", LEASE_S)
             await record(ledger, "g", "w1", ts="1.0")
             await ledger.update_post("g", status="resolved")
             before = waits_sent(primary.port)
             assert await ledger.reopen("g", "w2", LEASE_S)
             assert waits_sent(primary.port) == before + 1
-            with redis.Redis(port=replica.port) as copy:
-                assert copy.hget(post_key("g"), "owner") == b"w2"
-        finally:
-            await client.aclose()
-            replica.kill()
+        with redis.Redis(port=replica.port) as copy:
+            assert copy.hget(post_key("g"), "owner") == b"w2"
 
     async def test_a_claim_no_replica_confirms_is_used_and_logged(
         self, primary: RedisServer
     ) -> None:
         """No replica answers: the page must still go out, so the claim stands (the risk,
         a duplicate only if the primary also dies now, is logged with what to check)."""
-        ledger, client = await self.ledger_on(primary, timeout_ms=50)
-        try:
+        async with self.ledger_on(primary, timeout_ms=50) as ledger:
             with capture_logs() as logs:
                 assert await ledger.claim_post("g", "w1", LEASE_S) == Claimed()
             warned = [e for e in logs if e["event"] == "ledger.claim_not_replicated"]
             assert [(e["replicas"], e["wanted"]) for e in warned] == [(0, 1)]
             assert "INFO replication" in warned[0]["risk"]
             assert isinstance(await ledger.claim_post("g", "w2", LEASE_S), InFlight)
-        finally:
-            await client.aclose()
