@@ -31,9 +31,15 @@ Faults: `fail_next(n, status=429, retry_after=1)`, `fail_next(n, status=500)`,
 one `method` only; `set_fault_rates(rate_429=…, rate_500=…, seed=…)` for chaos;
 `set_latency(seconds)`. Failed calls are recorded too (`Call.status`, `Call.ok`).
 
+Rate limits: a call of a method to a channel while a Retry-After the fake gave for that
+method and channel is still running is marked `Call.early`; with
+`set_fault_rates(..., windows=True)` it is also refused with 429 and the time left, as
+Slack refuses it (each refused call counts against the app).
+
 Standalone (benchmarks, chaos scripts): `python -m tests.fakeslack --port 0`
-prints the base URL; `GET /_fake/calls`, `POST /_fake/fail_next`,
-`POST /_fake/fault_rates` and `POST /_fake/reset` drive it from outside.
+prints the base URL; `GET /_fake/calls` (`?since=N`: those after the first N),
+`POST /_fake/fail_next`, `POST /_fake/fault_rates` and `POST /_fake/reset` drive it from
+outside.
 """
 
 from __future__ import annotations
@@ -42,6 +48,7 @@ import argparse
 import hashlib
 import hmac
 import json
+import math
 import random
 import signal
 import threading
@@ -70,6 +77,8 @@ class Call:
     headers: dict[str, str]
     status: int
     ok: bool
+    #: It came while a Retry-After this fake gave for its method and channel still ran.
+    early: bool = False
 
 
 @dataclass(frozen=True)
@@ -160,6 +169,10 @@ class FakeSlack:
         self._messages: dict[str, list[dict[str, Any]]] = {}
         self._faults: deque[_Fault] = deque()
         self._rates = (0.0, 0.0, 1)
+        self._windows = False
+        #: (method, channel) -> when the last Retry-After given for it ends (monotonic);
+        #: a refusal inside it does not extend it.
+        self._limited: dict[tuple[str, str], float] = {}
         self._rng = random.Random()
         self._latency = 0.0
         self._last_ts_us = 0
@@ -322,12 +335,15 @@ class FakeSlack:
         *,
         seed: int | None = None,
         retry_after: int = 1,
+        windows: bool = False,
     ) -> None:
-        """Fail each request at random with these probabilities (after any `fail_next`)."""
+        """Fail each request at random with these probabilities (after any `fail_next`);
+        with `windows`, also refuse every call inside a Retry-After given before."""
         if rate_429 < 0 or rate_500 < 0 or rate_429 + rate_500 > 1:
             raise ValueError("fault rates must be >= 0 and sum to at most 1")
         with self._lock:
             self._rates = (rate_429, rate_500, retry_after)
+            self._windows = windows
             self._rng = random.Random(seed)
 
     def set_latency(self, seconds: float) -> None:
@@ -342,6 +358,8 @@ class FakeSlack:
             self._messages.clear()
             self._faults.clear()
             self._rates = (0.0, 0.0, 1)
+            self._windows = False
+            self._limited.clear()
             self._latency = 0.0
 
     # --- request handling (called from server threads) ---------------------------------
@@ -378,7 +396,11 @@ class FakeSlack:
         latency = self._latency
         if latency:
             time.sleep(latency)
-        fault = self._take_fault(method)
+        target = (method, str(body.get("channel", "")))
+        with self._lock:
+            left = self._limited.get(target, 0.0) - time.monotonic()
+            refuse = left > 0 and self._windows
+        fault = _Fault(429, None, math.ceil(left), None) if refuse else self._take_fault(method)
         if fault is None:
             reply = self._serve(method, body, headers)
         else:
@@ -386,7 +408,10 @@ class FakeSlack:
                 self._serve(method, body, headers)
             reply = self._fault_reply(fault, webhook=method == "webhook.incoming")
         with self._lock:
-            self._calls.append(Call(method, body, headers, reply.status, reply.ok))
+            if fault is not None and fault.status == 429 and not refuse:
+                ends = time.monotonic() + fault.retry_after
+                self._limited[target] = max(self._limited.get(target, 0.0), ends)
+            self._calls.append(Call(method, body, headers, reply.status, reply.ok, left > 0))
         return reply
 
     def _serve(self, method: str, body: dict[str, Any], headers: dict[str, str]) -> _Reply:
@@ -553,8 +578,9 @@ class FakeSlack:
     # --- out-of-process control (standalone mode) ------------------------------------
 
     def _control(self, action: str, body: dict[str, Any]) -> _Reply:
-        if action == "calls":
-            return _Reply(200, {"ok": True, "calls": [asdict(c) for c in self.calls]})
+        if action == "calls":  # `since`: only the calls after the first `since`
+            since = int(body.get("since", 0))
+            return _Reply(200, {"ok": True, "calls": [asdict(c) for c in self.calls[since:]]})
         if action == "fail_next":
             self.fail_next(
                 int(body.get("n", 1)),
@@ -571,6 +597,7 @@ class FakeSlack:
                 float(body.get("rate_500", 0.0)),
                 seed=None if seed is None else int(seed),
                 retry_after=int(body.get("retry_after", 1)),
+                windows=_truthy(body.get("windows")),
             )
         elif action == "reset":
             self.reset()

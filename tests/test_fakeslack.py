@@ -239,6 +239,27 @@ class TestFaults:
         assert first == statuses()
         assert {200, 429, 500} == set(first)
 
+    def test_calls_inside_a_retry_after_are_marked_and_with_windows_refused(
+        self, fake: FakeSlack, client: WebClient
+    ) -> None:
+        """Like Slack, the fake remembers the Retry-After it gave per method and channel: a
+        call inside it is `early`; with `windows` it is refused with the time left."""
+        fake.fail_next(1, status=429, retry_after=30)
+        with pytest.raises(SlackApiError):
+            client.chat_postMessage(channel="C1", text="x")
+        assert client.chat_postMessage(channel="C1", text="served, but early")["ok"]
+        fake.set_fault_rates(windows=True)
+        with pytest.raises(SlackApiError) as info:
+            client.chat_postMessage(channel="C1", text="refused")
+        assert info.value.response.status_code == 429
+        assert 29 <= int(info.value.response.headers["Retry-After"]) <= 30
+        assert client.chat_postMessage(channel="C2", text="another channel")["ok"]
+        ts = fake.messages("C1")[0]["ts"]
+        assert client.chat_update(channel="C1", ts=ts, text="another method")["ok"]
+        assert [(c.status, c.early) for c in fake.calls] == [
+            (429, False), (200, True), (429, True), (200, False), (200, False)
+        ]
+
     def test_bad_rates_refused(self, fake: FakeSlack) -> None:
         """Rates summing over 1 are a caller error."""
         with pytest.raises(ValueError):

@@ -2,7 +2,8 @@
 
 Every failure becomes `DeliveryFailed` with `permanent` set, and `retry_after` for 429, so
 the worker can decide between retrying later and dead-lettering. Nothing here sleeps or
-retries: backoff belongs to the job queue, where it does not block other channels.
+retries: backoff belongs to the job queue, where it does not block other channels. After a
+429, the calls it covers are held back until its Retry-After (enricher.slack.ratelimit).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from enricher.errors import ConfigError, DeliveryFailed
 from enricher.settings import Settings
+from enricher.slack.ratelimit import Pauses
 from enricher.slack.render import SlackMessage
 
 log = structlog.get_logger(__name__)
@@ -123,6 +125,7 @@ class BotDelivery:
         self._client = AsyncWebClient(token=token, base_url=base_url, timeout=int(timeout_s))
         self._timeout_s = timeout_s
         self._loop: asyncio.AbstractEventLoop | None = None
+        self.pauses = Pauses()
 
     def _keep_alive(self) -> None:
         """One aiohttp session for the calls of an event loop. Without it slack-sdk opens a
@@ -139,59 +142,57 @@ class BotDelivery:
     async def post(
         self, channel: str, message: SlackMessage, marker: str, *, on_sent: OnSent | None = None
     ) -> PostRef:
-        self._keep_alive()
-        try:
-            response = await self._client.chat_postMessage(
-                channel=channel,
-                text=message.text,
-                blocks=message.blocks,
-                attachments=message.attachments or None,
-                unfurl_links=False,
-                unfurl_media=False,
-                metadata={"event_type": MARKER_EVENT, "event_payload": {"key": marker}},
-            )
-        except _TRANSPORT_ERRORS as exc:
-            raise _failure(exc) from exc
+        response = await self._call(
+            "chat.postMessage",
+            channel,
+            self._client.chat_postMessage,
+            channel=channel,
+            text=message.text,
+            blocks=message.blocks,
+            attachments=message.attachments or None,
+            unfurl_links=False,
+            unfurl_media=False,
+            metadata={"event_type": MARKER_EVENT, "event_payload": {"key": marker}},
+        )
         return PostRef(channel=str(response["channel"]), ts=str(response["ts"]))
 
     async def update(self, ref: PostRef, message: SlackMessage) -> None:
-        self._keep_alive()
-        try:
-            # An empty list (not None) clears attachments a resolve or edit no longer has.
-            await self._client.chat_update(
-                channel=ref.channel,
-                ts=ref.ts,
-                text=message.text,
-                blocks=message.blocks,
-                attachments=message.attachments,
-            )
-        except _TRANSPORT_ERRORS as exc:
-            raise _failure(exc) from exc
+        # An empty list (not None) clears attachments a resolve or edit no longer has.
+        await self._call(
+            "chat.update",
+            ref.channel,
+            self._client.chat_update,
+            channel=ref.channel,
+            ts=ref.ts,
+            text=message.text,
+            blocks=message.blocks,
+            attachments=message.attachments,
+        )
 
     async def reply(
         self, ref: PostRef, text: str, marker: str, *, broadcast: bool = False
     ) -> None:
         """A thread reply; `broadcast` also shows it in the channel (reply_broadcast), which
         notifies the channel's watchers as a new message would."""
-        self._keep_alive()
-        try:
-            await self._client.chat_postMessage(
-                channel=ref.channel,
-                thread_ts=ref.ts,
-                text=text,
-                reply_broadcast=broadcast,
-                unfurl_links=False,
-                metadata={"event_type": MARKER_EVENT, "event_payload": {"key": marker}},
-            )
-        except _TRANSPORT_ERRORS as exc:
-            raise _failure(exc) from exc
+        await self._call(
+            "chat.postMessage",
+            ref.channel,
+            self._client.chat_postMessage,
+            channel=ref.channel,
+            thread_ts=ref.ts,
+            text=text,
+            reply_broadcast=broadcast,
+            unfurl_links=False,
+            metadata={"event_type": MARKER_EVENT, "event_payload": {"key": marker}},
+        )
 
     async def find_reply(self, ref: PostRef, marker: str) -> bool:
         """Whether the thread under `ref` holds a reply this service sent with `marker`: a
         retried resolve must not reply twice when Slack stored the first reply but its answer
         was lost (or the process died before recording it)."""
         async for _, messages in self._pages(
-            self._client.conversations_replies, channel=ref.channel, ts=ref.ts
+            "conversations.replies", self._client.conversations_replies, channel=ref.channel,
+            ts=ref.ts,
         ):
             if any(m.get("ts") != ref.ts and _has_marker(m, marker) for m in messages):
                 return True
@@ -204,7 +205,8 @@ class BotDelivery:
         channel cannot push the message out of reach (at most MARKER_PAGES pages)."""
         oldest = f"{since - MARKER_CLOCK_SLACK_S:.6f}" if since is not None else None
         async for response, messages in self._pages(
-            self._client.conversations_history, channel=channel, oldest=oldest
+            "conversations.history", self._client.conversations_history, channel=channel,
+            oldest=oldest,
         ):
             for message in messages:
                 if _has_marker(message, marker):
@@ -212,22 +214,31 @@ class BotDelivery:
         return None
 
     async def _pages(
-        self, method: Callable[..., Awaitable[Any]], **params: Any
+        self, name: str, method: Callable[..., Awaitable[Any]], **params: Any
     ) -> AsyncIterator[tuple[Any, list[dict[str, Any]]]]:
         """(response, messages) for up to MARKER_PAGES pages of 200, metadata included."""
         cursor: str | None = None
-        self._keep_alive()
         for _ in range(MARKER_PAGES):
-            try:
-                response = await method(
-                    limit=200, include_all_metadata=True, cursor=cursor, **params
-                )
-            except _TRANSPORT_ERRORS as exc:
-                raise _failure(exc) from exc
+            response = await self._call(
+                name, str(params["channel"]), method, limit=200, include_all_metadata=True,
+                cursor=cursor, **params,
+            )
             yield response, response.get("messages") or []
             cursor = (response.get("response_metadata") or {}).get("next_cursor") or None
             if not response.get("has_more") or not cursor:
                 return
+
+    async def _call(
+        self, name: str, target: str, method: Callable[..., Awaitable[Any]], **params: Any
+    ) -> Any:
+        """One Web API call, unless a 429 for method `name` in channel `target` still holds
+        (enricher.slack.ratelimit)."""
+        self.pauses.check(name, target)
+        self._keep_alive()
+        try:
+            return await method(**params)
+        except _TRANSPORT_ERRORS as exc:
+            raise self.pauses.note(name, target, _failure(exc)) from exc
 
     async def close(self) -> None:
         session = self._client.session
@@ -250,6 +261,7 @@ class WebhookDelivery:
     def __init__(self, url: str, timeout_s: float = 10.0) -> None:
         self._url = url
         self._client = httpx.AsyncClient(timeout=timeout_s)
+        self.pauses = Pauses()
 
     async def post(
         self, channel: str, message: SlackMessage, marker: str, *, on_sent: OnSent | None = None
@@ -257,6 +269,7 @@ class WebhookDelivery:
         """POST the message; `on_sent` runs once the request is written in full: from there
         on Slack has it, answer or not (a kill before that leaves no message)."""
         extensions = {} if on_sent is None else {"trace": _when_written(on_sent)}
+        self.pauses.check("incoming-webhook", "webhook")
         try:
             response = await self._client.post(
                 self._url, json=message.to_kwargs(), extensions=extensions
@@ -265,7 +278,8 @@ class WebhookDelivery:
             raise DeliveryFailed(type(exc).__name__, permanent=False) from exc
         if response.status_code == 429:
             retry_after = float(response.headers.get("Retry-After", "1") or 1)
-            raise DeliveryFailed("ratelimited", permanent=False, retry_after=retry_after)
+            failure = DeliveryFailed("ratelimited", permanent=False, retry_after=retry_after)
+            raise self.pauses.note("incoming-webhook", "webhook", failure)
         if response.status_code >= 500:
             raise DeliveryFailed(f"http_{response.status_code}", permanent=False)
         if response.status_code >= 400:

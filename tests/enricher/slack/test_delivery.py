@@ -105,6 +105,29 @@ class TestBotDelivery:
         assert err.value.permanent is permanent
         assert err.value.retry_after == retry_after
 
+    async def test_a_429_holds_back_the_calls_it_covers(self, fake_slack: FakeSlack) -> None:
+        """After Slack's 429, posts to that channel are not sent until its Retry-After has
+        passed (each would be refused and count against the app): they fail at once with
+        the time left, for the queue to bring back. Another channel still gets its page."""
+        fake_slack.fail_next(1, status=429, retry_after=30)
+        bot = BotDelivery("xoxb-test", fake_slack.url)
+        try:
+            with pytest.raises(DeliveryFailed) as first:
+                await bot.post("C1", MESSAGE, "m-1")
+            with pytest.raises(DeliveryFailed) as held:
+                await bot.post("C1", MESSAGE, "m-2")
+            with pytest.raises(DeliveryFailed):  # a thread reply is a chat.postMessage too
+                await bot.reply(PostRef("C1", "1700000000.000100"), "resolved", "m-3")
+            other = await bot.post("C2", MESSAGE, "m-4")
+        finally:
+            await bot.close()
+        assert (str(first.value), first.value.retry_after) == ("ratelimited", 30.0)
+        assert str(held.value) == "ratelimit_pause"
+        assert held.value.retry_after is not None and 0 < held.value.retry_after <= 30
+        assert not held.value.maybe_delivered
+        posts = fake_slack.calls_to("chat.postMessage")
+        assert [(c.body["channel"], c.status) for c in posts] == [("C1", 429), ("C2", 200)]
+        assert other.channel == "C2"
 
     async def test_marker_is_found_behind_a_busy_channel(self, fake_slack: FakeSlack) -> None:
         """The lookup pages through history: 450 newer messages do not hide the marker."""
