@@ -10,7 +10,13 @@ for httpx) stays out of the number. It measures:
   the page each one starts is done before the next (the worker's start still overlaps its
   own ack, as in production);
 - a burst: `--burst` new groups from `--connections` sockets at once (client threads in
-  this process, the service in its own), while the workers page them.
+  this process, the service in its own), while the workers page them;
+- a storm (`--storm N`, issue 23's 5,000 groups): N new groups the same way, while the
+  fake Slack rate-limits as Slack does (`--storm-429`: that share of calls answered 429
+  with Retry-After 1 s, and every call inside a Retry-After refused too). It waits until
+  every group is paged and counts, from what Slack received: groups posted once, lost,
+  posted twice, the 429s, and the calls sent while a Retry-After still ran ("early",
+  which Slack refuses and counts against the app; at most the ones already on their way).
 
 It reports; it never asserts a speed. The end to end and the index sizes are
 `scripts.bench_enrich`'s.
@@ -19,16 +25,21 @@ It reports; it never asserts a speed. The end to end and the index sizes are
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import socket
 import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import httpx
+
+from enricher.settings import Settings
 from scripts.benchlib import dist, emit, machine, note, print_table
 from scripts.chaos.harness import (
     AM_TOKEN,
@@ -38,7 +49,9 @@ from scripts.chaos.harness import (
     start_fake_slack,
     stop_all,
 )
+from scripts.chaos.observed import marker
 from scripts.chaos.workload import am_body
+from scripts.index_copy import copy_index
 from scripts.local_redis import running_redis
 
 #: Between two alerts of the sequential run: longer than a page on golden takes.
@@ -89,7 +102,7 @@ class LeanClient:
 
 
 def _body(number: int) -> bytes:
-    key = f'{{}}:{{alertname="AckBench", n="{number}"}}'
+    key = _group_key(number)
     return am_body(key, "PostgresReplicationLag", "payments", number, [f"{number:06x}"],
                    "firing")
 
@@ -125,7 +138,9 @@ def sequential(port: int, count: int, failures: list[str]) -> list[float]:
         client.close()
 
 
-def burst(port: int, count: int, connections: int, failures: list[str]) -> dict[str, Any]:
+def burst(
+    port: int, count: int, connections: int, failures: list[str], first: int = 100_000
+) -> dict[str, Any]:
     acks: list[float] = []
     lock = threading.Lock()
     gate = threading.Barrier(connections + 1)
@@ -135,7 +150,7 @@ def burst(port: int, count: int, connections: int, failures: list[str]) -> dict[
         gate.wait()
         try:
             for n in numbers:
-                status, seconds = client.post("/webhook/alertmanager", _body(100_000 + n))
+                status, seconds = client.post("/webhook/alertmanager", _body(first + n))
                 with lock:
                     acks.append(seconds)
                     if status != 202:
@@ -156,11 +171,88 @@ def burst(port: int, count: int, connections: int, failures: list[str]) -> dict[
             "posts_per_s": round(count / wall, 1), "ack_ms": dist(acks)}
 
 
+def storm(
+    port: int, slack_url: str, args: argparse.Namespace, failures: list[str]
+) -> dict[str, Any]:
+    """`args.storm` new groups while Slack rate-limits, then what Slack received of them."""
+    first = 1_000_000
+    wanted = {marker(_group_key(first + n), "firing") for n in range(args.storm)}
+    fake = slack_url.removesuffix("/api/") + "/_fake/"
+    seen = _quiet(fake)
+    httpx.post(fake + "fault_rates", timeout=10, json={
+        "rate_429": args.storm_429, "retry_after": 1, "windows": True, "seed": 23})
+    sent = burst(port, args.storm, args.connections, failures, first=first)
+    calls: list[dict[str, Any]] = []
+    posted: Counter[str] = Counter()
+    started = time.perf_counter()
+    while time.perf_counter() - started < args.storm_cap_s:
+        new = httpx.get(fake + "calls", params={"since": seen + len(calls)}, timeout=60)
+        calls += new.json()["calls"]
+        posted = Counter(m for m in map(_top_marker, calls) if m in wanted)
+        if len(posted) == len(wanted):
+            break
+        time.sleep(1.0)
+    drained = time.perf_counter() - started
+    time.sleep(3.0)  # a late duplicate would land now
+    calls += httpx.get(fake + "calls", params={"since": seen + len(calls)}, timeout=60).json()[
+        "calls"]
+    posted = Counter(m for m in map(_top_marker, calls) if m in wanted)
+    httpx.post(fake + "fault_rates", timeout=10, json={})
+    posts = [c for c in calls if c["method"] == "chat.postMessage"]
+    return {
+        "groups": args.storm, "rate_429": args.storm_429, "ack_ms": sent["ack_ms"],
+        "accepted_per_s": sent["posts_per_s"],
+        "posted_once": sum(1 for n in posted.values() if n == 1),
+        "lost": len(wanted) - len(posted),
+        "posted_twice_or_more": sum(1 for n in posted.values() if n > 1),
+        "drained_s": round(sent["wall_s"] + drained, 1),
+        "slack_calls": len(posts),
+        "slack_429": sum(1 for c in posts if c["status"] == 429),
+        "early": sum(1 for c in posts if c["early"]),
+    }
+
+
+def _quiet(fake: str) -> int:
+    """Wait until the pages before the storm are done (Slack quiet for 2 s); their count."""
+    seen, quiet_since = -1, time.perf_counter()
+    while time.perf_counter() - quiet_since < 2.0:
+        count = len(httpx.get(fake + "calls", timeout=60).json()["calls"])
+        if count != seen:
+            seen, quiet_since = count, time.perf_counter()
+        time.sleep(0.5)
+    return seen
+
+
+def _group_key(number: int) -> str:
+    return f'{{}}:{{alertname="AckBench", n="{number}"}}'
+
+
+def _top_marker(call: dict[str, Any]) -> str | None:
+    """The page marker of a top-level post Slack accepted (None for anything else)."""
+    body = call["body"]
+    if call["method"] != "chat.postMessage" or not call["ok"] or body.get("thread_ts"):
+        return None
+    meta = body.get("metadata") or {}
+    if isinstance(meta, str):
+        meta = json.loads(meta)
+    return (meta.get("event_payload") or {}).get("key")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m scripts.bench_ack", description=__doc__)
     parser.add_argument("--alerts", type=int, default=300, help="sequential alerts")
     parser.add_argument("--burst", type=int, default=500, help="alerts in the burst")
     parser.add_argument("--connections", type=int, default=8, help="burst connections")
+    parser.add_argument("--storm", type=int, default=0, help="groups in the storm (0: none)")
+    parser.add_argument("--storm-429", type=float, default=0.02,
+                        help="share of Slack calls answered 429 during the storm")
+    parser.add_argument("--storm-cap-s", type=float, default=1800,
+                        help="give up waiting for the storm's pages after this")
+    parser.add_argument("--index", type=Path,
+                        help="serve a copy of this QDRANT_PATH folder (for example a cached "
+                             "benchmark index, .cache/bench/enrich-*/qdrant) instead of golden")
+    parser.add_argument("--collection", default="bench",
+                        help="QDRANT_COLLECTION of --index")
     parser.add_argument("--out", type=Path, help="also write the JSON result here")
     args = parser.parse_args(argv)
     load_start = os.getloadavg()
@@ -168,13 +260,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-ack-") as tmp, \
             running_redis(Path(tmp)) as redis_server:
         work = Path(tmp)
-        note("indexing golden/runbooks ...")
-        with (work / "ingest.log").open("w") as log:
-            index_runbooks(work / "qdrant", redis_server.url, log)
+        collection = Settings().qdrant_collection
+        if args.index:
+            note(f"copying {args.index} ...")
+            copy_index(args.index, work / "qdrant")
+            collection = args.collection
+        else:
+            note("indexing golden/runbooks ...")
+            with (work / "ingest.log").open("w") as log:
+                index_runbooks(work / "qdrant", redis_server.url, log)
         slack, slack_url = start_fake_slack()
         service = Enricher(
             enricher_env(qdrant_path=work / "qdrant", redis_url=redis_server.url,
-                         slack_url=slack_url, worker_id="bench-ack"),
+                         slack_url=slack_url, worker_id="bench-ack",
+                         QDRANT_COLLECTION=collection),
             work / "enricher.log",
         )
         try:
@@ -186,11 +285,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             note(f"a burst of {args.burst} from {args.connections} connections ...")
             burst_result = burst(service.port, args.burst, args.connections, failures)
             serving_rss_mb = round(service.rss_kb() / 1024, 1)
+            storm_result = None
+            if args.storm:
+                note(f"a storm of {args.storm} groups, Slack answering {args.storm_429:.0%} "
+                     "429 and refusing calls inside a Retry-After ...")
+                storm_result = storm(service.port, slack_url, args, failures)
         finally:
             stop_all(service, slack, redis_server)
     healthz_ms, ack_ms = dist(healthz), dist(acks)
     result: dict[str, Any] = {
         "benchmark": "ack",
+        "index": str(args.index) if args.index else "golden/runbooks",
         "machine": machine(),
         "load_avg_start": [round(x, 2) for x in load_start],
         "load_avg_end": [round(x, 2) for x in os.getloadavg()],
@@ -198,6 +303,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "ack_ms": ack_ms,
         "burst": burst_result,
         "service_rss_mb": {"idle": idle_rss_mb, "after_burst": serving_rss_mb},
+        "storm": storm_result,
     }
     print_table("The webhook's ack (real service, lean client)", [
         ("GET /healthz p50 / p99", f"{healthz_ms['p50']} / {healthz_ms['p99']} ms"),
@@ -206,8 +312,25 @@ def main(argv: Sequence[str] | None = None) -> int:
          f"{burst_result['ack_ms']['p50']} / {burst_result['ack_ms']['p99']} ms "
          f"({burst_result['posts_per_s']} posts/s)"),
         ("service RSS idle / after", f"{idle_rss_mb} / {serving_rss_mb} MiB"),
+        *(_storm_rows(storm_result) if storm_result else []),
     ])
+    if storm_result and (storm_result["lost"] or storm_result["posted_twice_or_more"]):
+        failures.append(f"storm: {storm_result['lost']} group(s) lost, "
+                        f"{storm_result['posted_twice_or_more']} posted more than once")
     return emit(result, args.out, failures)
+
+
+def _storm_rows(result: dict[str, Any]) -> list[tuple[str, object]]:
+    return [
+        (f"storm of {result['groups']}, ack p50 / p99",
+         f"{result['ack_ms']['p50']} / {result['ack_ms']['p99']} ms "
+         f"({result['accepted_per_s']} accepted/s)"),
+        ("storm: posted once / lost / twice",
+         f"{result['posted_once']} / {result['lost']} / {result['posted_twice_or_more']}"),
+        ("storm: drained in", f"{result['drained_s']} s"),
+        ("storm: Slack calls / 429 / early",
+         f"{result['slack_calls']} / {result['slack_429']} / {result['early']}"),
+    ]
 
 
 if __name__ == "__main__":
