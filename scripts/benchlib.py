@@ -37,6 +37,14 @@ def peak_rss_mb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
+def rss_mb() -> float:
+    """This process's resident set now (VmRSS), where `peak_rss_mb` is its high-water mark."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return round(int(line.split()[1]) / 1024, 1)
+    raise RuntimeError("no VmRSS in /proc/self/status: rss_mb needs Linux")
+
+
 def cpu_seconds() -> float:
     """CPU time of this process, all threads: divided by wall time it shows how much of
     the machine the benchmark actually got (2.0 = both cores of a quiet 2-core machine)."""

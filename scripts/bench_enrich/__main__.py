@@ -88,7 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     engine: bench_size(
                         SizeSetup(chunks, engine, args.alerts, args.burst, args.burst_threads,
                                   args.workers, args.drain_timeout, args.rebuild,
-                                  args.sync_interval),
+                                  args.sync_interval, "local" in args.engines.split(",")),
                         embedder, redis_server, fake, Path(tmp))
                     for engine in args.engines.split(",")
                 }

@@ -7,7 +7,6 @@ import hashlib
 import importlib.metadata
 import json
 import shutil
-import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,16 +22,19 @@ from ingest.chunking import chunk_markdown
 from ingest.frontmatter import split_front_matter
 from ingest.sources import DOC_HASH_VERSION
 from ingest.sync import INDEX_RECIPE_VERSION, Syncer, SyncOptions
+from scripts.bench_ingest.raw import embed_texts, raw_fastembed
 from scripts.benchlib import MODELS_DIR, REPO, note
-from scripts.corpus_gen import GENERATOR_VERSION, Runbook, runbooks, write_corpus
+from scripts.corpus_gen import GENERATOR_VERSION, Runbook, capacity, runbooks, write_corpus
 
 SEED = 7
+#: Chunks the models embed alone after a build, the rate the build is compared with.
+RAW_SAMPLE = 2048
 CACHE_DIR = REPO / ".cache" / "bench"
 
 
 def corpus_for(chunks: int) -> list[Runbook]:
     """The shortest prefix of the generated corpus that makes at least `chunks` chunks."""
-    books = runbooks(max(50, chunks // 3), seed=SEED)
+    books = runbooks(min(max(50, chunks // 3), capacity(SEED)), seed=SEED)
     settings = Settings()
     total = 0
     for n, book in enumerate(books, start=1):
@@ -94,11 +96,17 @@ def alert_bodies(
 
 
 def ensure_index(
-    books: list[Runbook], embedder: Embedder, rebuild: bool
+    books: list[Runbook], embedder: Embedder, rebuild: bool, local: bool = True
 ) -> tuple[Path, dict[str, Any]]:
     """The QDRANT_PATH folder for `books`, built once and cached under .cache/bench: the
     index in qdrant-client's local mode and, copied from it by the upgrade path
-    (enricher.index.connect), the same points in a qdrant-edge shard."""
+    (enricher.index.connect), the same points in a qdrant-edge shard. Without `local`
+    (only qdrant-edge is benchmarked: 100k chunks, where local mode would take seconds a
+    query) the sync writes the edge shard directly.
+
+    The build happens in `building-<key>` beside it and resumes there when a run is cut
+    short: the corpus is written once, and the sync skips what the index already holds
+    (100k chunks take hours of embedding on two cores)."""
     options = SyncOptions.from_settings(Settings(), [])
     # Whatever decides what the index holds: the corpus, the models, the chunking and
     # embed-text recipes, the index contract (enricher/schema.py) and the client version.
@@ -110,40 +118,66 @@ def ensure_index(
     ]).encode()).hexdigest()[:16]
     target = CACHE_DIR / f"enrich-{len(books)}docs-{key}"
     meta_path = target / "meta.json"
-    if meta_path.exists() and not rebuild:
-        meta = json.loads(meta_path.read_text())
-        meta["cached"] = True
+    cached = json.loads(meta_path.read_text()) if meta_path.exists() and not rebuild else None
+    if cached is not None and (cached.get("local_mode", True) or not local):
+        meta = {**cached, "cached": True}
         note(f"reusing cached index {target} ({meta['chunks']} chunks)")
         return target / "qdrant", meta
     shutil.rmtree(target, ignore_errors=True)
-    CACHE_DIR.mkdir(parents=True, exist_ok=True)
-    building = Path(tempfile.mkdtemp(prefix="building-", dir=CACHE_DIR))
+    building = CACHE_DIR / f"building-{key}"
     corpus = building / "runbooks"
-    write_corpus(corpus, len(books), seed=SEED)
+    if rebuild or not corpus.is_dir():
+        shutil.rmtree(building, ignore_errors=True)
+        write_corpus(corpus, len(books), seed=SEED)
+    else:
+        note(f"resuming the build in {building}")
+    spent_path = building / "spent_s"
+    spent = float(spent_path.read_text()) if spent_path.exists() else 0.0
     settings = Settings(models_dir=MODELS_DIR, qdrant_path=building / "qdrant",
                         qdrant_collection="bench")
-    local = open_local_mode(settings.qdrant_path, settings.qdrant_collection)
+    index = open_local_mode(settings.qdrant_path, settings.qdrant_collection) if local \
+        else open_index(settings)
     shown = [0]
+    marks: list[tuple[float, int]] = []
 
     def progress(done: int, total: int) -> None:
         if done * 10 // total > shown[0]:
             shown[0] = done * 10 // total
+            marks.append((time.perf_counter(), done))
+            spent_path.write_text(f"{spent + marks[-1][0] - started:.1f}")
             note(f"  embedded {done}/{total} chunks")
 
+    CACHE_DIR.mkdir(parents=True, exist_ok=True)
     note(f"building the index for {len(books)} runbooks (once; cached in {CACHE_DIR}) ...")
     started = time.perf_counter()
-    syncer = Syncer(local, embedder, EmbeddingCache(None, "none"))
+    syncer = Syncer(index, embedder, EmbeddingCache(None, "none"))
     options = SyncOptions.from_settings(settings, [corpus], use_git=False)
     report = syncer.run(options, progress=progress)
     seconds = time.perf_counter() - started
-    local.close()
+    # The rate of each tenth of the build (does the sync slow down as the index grows?),
+    # and the models alone over a sample of the same texts, in the sync's batches.
+    slices = [round((n1 - n0) / (t1 - t0), 1)
+              for (t0, n0), (t1, n1) in zip([(started, 0), *marks], marks, strict=False)]
+    chunks = index.count()
+    texts = embed_texts(corpus, options)
+    raw = raw_fastembed(embedder, texts[:: max(1, len(texts) // RAW_SAMPLE)][:RAW_SAMPLE])
+    index.close()
     edge = open_index(settings)
     edge.optimize()
     edge.close()
+    # Blocks on disk, not apparent sizes: the engine preallocates sparse files.
+    shard_mb = sum(f.stat().st_blocks * 512 for f in (building / "qdrant" / "edge").rglob("*")
+                   if f.is_file()) / 2**20
     shutil.rmtree(corpus)
-    meta = {"docs": report.indexed_docs, "chunks": report.indexed_chunks,
-            "build_s": round(seconds, 1), "built": datetime.now(UTC).isoformat(timespec="seconds")}
+    rate = report.embedded / seconds
+    meta = {"docs": len(books), "chunks": chunks,
+            "build_s": round(spent + seconds, 1), "last_run_embedded": report.embedded,
+            "chunks_per_s": round(rate, 1), "shard_mb": round(shard_mb, 1), "local_mode": local,
+            "slices_chunks_per_s": slices, "raw_sample": raw.to_dict(),
+            "sync_over_raw": round(rate / raw.to_dict()["chunks_per_s"], 3),
+            "built": datetime.now(UTC).isoformat(timespec="seconds")}
     (building / "meta.json").write_text(json.dumps(meta))
+    spent_path.unlink(missing_ok=True)
     building.rename(target)
     note(f"built in {seconds:.0f} s: {report.summary()}")
     return target / "qdrant", {**meta, "cached": False}

@@ -16,6 +16,7 @@ def report(result: dict[str, Any]) -> None:
                       f"({'cached' if size['index_cached'] else 'built'}; build "
                       f"{size['index_build_s']} s)"),
             ("alerts, outcomes", f"{size['alerts']}: {size['outcomes']}"),
+            ("RSS while serving", f"{size['rss_mb']} MiB (the whole benchmark process)"),
         ]
         for label, key in (("ack", "ack_ms"), ("search", "search_ms"), ("render", "render_ms"),
                            ("end to end", "end_to_end_ms")):

@@ -32,7 +32,7 @@ from scripts.bench_enrich.timing import (
     TimedIndex,
     TimedSearcher,
 )
-from scripts.benchlib import MODELS_DIR, REPO, note
+from scripts.benchlib import MODELS_DIR, REPO, note, rss_mb
 from scripts.corpus_gen import runbooks
 from scripts.index_copy import copy_index
 from scripts.local_redis import RedisServer
@@ -57,6 +57,8 @@ class SizeSetup:
     #: When > 0 (edge only), the service syncs the corpus folder itself at this interval
     #: and one runbook is edited during the burst (scripts/bench_enrich/edit.py).
     sync_interval_s: float = 0.0
+    #: Whether the local mode is benchmarked too at this size (its index is then built there).
+    local_too: bool = True
 
 
 def bench_size(
@@ -65,7 +67,7 @@ def bench_size(
 ) -> dict[str, Any]:
     books = corpus_for(setup.chunks)
     unindexed = runbooks(len(books) + 200, seed=SEED)[len(books):]
-    cached_qdrant, meta = ensure_index(books, embedder, setup.rebuild)
+    cached_qdrant, meta = ensure_index(books, embedder, setup.rebuild, local=setup.local_too)
     qdrant_path = work / f"qdrant-{setup.chunks}-{setup.engine}"
     copy_index(cached_qdrant, qdrant_path)
     redis_server.flush()
@@ -121,6 +123,9 @@ def bench_size(
                     acks.append(acked - started)
                     e2e.append(fake.received[n] - started)
                     slack_leg.append(fake.received[n] - delivery.post_started[n])
+        # The whole benchmark process (service, fake Slack, client), the index open and
+        # the sequential pages served: the service's share is all but a few MiB of it.
+        serving_rss = rss_mb()
         probes = searcher.probes[WARMUP : WARMUP + len(e2e)]
         down = [p.result.reason for p in probes if p.result and p.result.status == "unavailable"]
         if down:  # latencies of a search that failed fast would flatter the engine
@@ -161,6 +166,7 @@ def bench_size(
     result = summarize(points, meta, probes, burst_probes, acks, e2e, slack_leg, render_s,
                        burst_result, burst_posted, burst_window, drained, setup.burst_threads,
                        setup.workers, failures)
+    result["rss_mb"] = serving_rss
     if edit is not None:
         result["burst"]["edit_during_burst"] = edit
     return result

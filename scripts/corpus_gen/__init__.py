@@ -10,6 +10,12 @@ Runbook `i` depends only on the seed and `i`: `runbooks(2000)` starts with `runb
 so a larger corpus contains every smaller one and the benchmarks can reuse cached indexes.
 """
 
-from scripts.corpus_gen.generate import GENERATOR_VERSION, Runbook, runbooks, write_corpus
+from scripts.corpus_gen.generate import (
+    GENERATOR_VERSION,
+    Runbook,
+    capacity,
+    runbooks,
+    write_corpus,
+)
 
-__all__ = ["GENERATOR_VERSION", "Runbook", "runbooks", "write_corpus"]
+__all__ = ["GENERATOR_VERSION", "Runbook", "capacity", "runbooks", "write_corpus"]
