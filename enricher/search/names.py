@@ -63,6 +63,20 @@ def name_key(value: str) -> str:
     return "".join(ch for ch in value.lower() if ch.isalnum())
 
 
+#: A word some teams end a runbook's or a rule's name with, which names nothing.
+_ALERT_SUFFIX = "alert"
+
+
+def alert_key_forms(key: str) -> tuple[str, ...]:
+    """`key` and the same name with or without a trailing "Alert": a runbook file named
+    `SouthboundStaleAlert.md` is the runbook of the alert `SouthboundStale`, and a rule
+    named `QuotaBytesAlert` is the alert of `QuotaBytes.md`."""
+    if not key:
+        return ()
+    bare = key.removesuffix(_ALERT_SUFFIX)
+    return (key, bare) if bare != key and bare else (key, key + _ALERT_SUFFIX)
+
+
 def service_keys(label: str) -> tuple[str, ...]:
     """Keys a service label may stand for, most specific first.
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from enricher.alert import Alert
-from enricher.search.names import name_key, service_keys
+from enricher.search.names import alert_key_forms, name_key, service_keys
 from enricher.search.query import build_query
 
 
@@ -159,3 +159,18 @@ class TestBuildQuery:
         query = build_query(alert(service=None, description=""))
         assert query.service_keys == ()
         assert query.dense_text.count("Replica is 84s behind") == 1
+
+
+@pytest.mark.parametrize(
+    ("key", "forms"),
+    [
+        ("southboundstale", ("southboundstale", "southboundstalealert")),
+        ("quotabytesalert", ("quotabytesalert", "quotabytes")),
+        ("alert", ("alert", "alertalert")),
+        ("", ()),
+    ],
+)
+def test_an_alert_name_also_stands_for_itself_with_or_without_a_trailing_alert(
+    key: str, forms: tuple[str, ...]
+) -> None:
+    assert alert_key_forms(key) == forms

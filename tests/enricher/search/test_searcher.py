@@ -100,6 +100,14 @@ class TestTiers:
         )
         assert result.matches[0].path == "kafka/KafkaConsumerLagHigh.md"
 
+    def test_a_trailing_alert_word_is_not_part_of_the_name(self, searcher: Searcher) -> None:
+        """A rule named `KafkaConsumerLagHighAlert` pages with KafkaConsumerLagHigh.md, by name."""
+        result = searcher.search(
+            alert("KafkaConsumerLagHighAlert", "kafka", "Consumer group lag is high")
+        )
+        assert (result.status, result.tier) == ("matched", "alert_name+service")
+        assert result.matches[0].path == "kafka/KafkaConsumerLagHigh.md"
+
     @pytest.mark.parametrize(
         "url",
         [
