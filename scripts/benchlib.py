@@ -8,6 +8,7 @@ import json
 import math
 import os
 import platform
+import re
 import resource
 import subprocess
 import sys
@@ -37,12 +38,12 @@ def peak_rss_mb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
-def rss_mb() -> float:
-    """This process's resident set now (VmRSS), where `peak_rss_mb` is its high-water mark."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return round(int(line.split()[1]) / 1024, 1)
-    raise RuntimeError("no VmRSS in /proc/self/status: rss_mb needs Linux")
+def rss_kb(pid: int | str = "self") -> int:
+    """A process's resident set now (VmRSS, KiB; 0 when the kernel shows none), where
+    `peak_rss_mb` is this process's high-water mark."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    match = re.search(r"^VmRSS:\s+(\d+) kB", status, re.MULTILINE)
+    return int(match.group(1)) if match else 0
 
 
 def cpu_seconds() -> float:

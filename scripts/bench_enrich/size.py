@@ -32,7 +32,7 @@ from scripts.bench_enrich.timing import (
     TimedIndex,
     TimedSearcher,
 )
-from scripts.benchlib import MODELS_DIR, REPO, note, rss_mb
+from scripts.benchlib import MODELS_DIR, REPO, note, rss_kb
 from scripts.corpus_gen import runbooks
 from scripts.index_copy import copy_index
 from scripts.local_redis import RedisServer
@@ -125,7 +125,7 @@ def bench_size(
                     slack_leg.append(fake.received[n] - delivery.post_started[n])
         # The whole benchmark process (service, fake Slack, client), the index open and
         # the sequential pages served: the service's share is all but a few MiB of it.
-        serving_rss = rss_mb()
+        serving_rss = round(rss_kb() / 1024, 1)
         probes = searcher.probes[WARMUP : WARMUP + len(e2e)]
         down = [p.result.reason for p in probes if p.result and p.result.status == "unavailable"]
         if down:  # latencies of a search that failed fast would flatter the engine

@@ -16,6 +16,7 @@ from typing import Literal, TextIO, get_args
 
 import httpx
 
+from scripts.benchlib import rss_kb
 from scripts.local_redis import RedisServer, free_port
 
 REPO = Path(__file__).resolve().parents[2]
@@ -153,9 +154,7 @@ class Enricher:
         return float(match.group(1)) if match else 0.0
 
     def rss_kb(self) -> int:
-        status = Path(f"/proc/{self.pid}/status").read_text()
-        match = re.search(r"^VmRSS:\s+(\d+) kB", status, re.MULTILINE)
-        return int(match.group(1)) if match else 0
+        return rss_kb(self.pid)
 
 
 DeliveryMode = Literal["bot", "webhook", "console"]
