@@ -183,19 +183,16 @@ def storm(
         "rate_429": args.storm_429, "retry_after": 1, "windows": True, "seed": 23})
     sent = burst(port, args.storm, args.connections, failures, first=first)
     calls: list[dict[str, Any]] = []
-    posted: Counter[str] = Counter()
+    found: set[str] = set()
     started = time.perf_counter()
-    while time.perf_counter() - started < args.storm_cap_s:
-        new = httpx.get(fake + "calls", params={"since": seen + len(calls)}, timeout=60)
-        calls += new.json()["calls"]
-        posted = Counter(m for m in map(_top_marker, calls) if m in wanted)
-        if len(posted) == len(wanted):
-            break
+    while found != wanted and time.perf_counter() - started < args.storm_cap_s:
         time.sleep(1.0)
+        new = _calls(fake, seen + len(calls))
+        calls += new
+        found.update(m for m in map(_top_marker, new) if m in wanted)
     drained = time.perf_counter() - started
     time.sleep(3.0)  # a late duplicate would land now
-    calls += httpx.get(fake + "calls", params={"since": seen + len(calls)}, timeout=60).json()[
-        "calls"]
+    calls += _calls(fake, seen + len(calls))
     posted = Counter(m for m in map(_top_marker, calls) if m in wanted)
     httpx.post(fake + "fault_rates", timeout=10, json={})
     posts = [c for c in calls if c["method"] == "chat.postMessage"]
@@ -214,13 +211,17 @@ def storm(
 
 def _quiet(fake: str) -> int:
     """Wait until the pages before the storm are done (Slack quiet for 2 s); their count."""
-    seen, quiet_since = -1, time.perf_counter()
+    seen, quiet_since = 0, time.perf_counter()
     while time.perf_counter() - quiet_since < 2.0:
-        count = len(httpx.get(fake + "calls", timeout=60).json()["calls"])
-        if count != seen:
-            seen, quiet_since = count, time.perf_counter()
         time.sleep(0.5)
+        if new := len(_calls(fake, seen)):
+            seen, quiet_since = seen + new, time.perf_counter()
     return seen
+
+
+def _calls(fake: str, since: int) -> list[dict[str, Any]]:
+    """The calls the fake Slack at `fake` received after its first `since`."""
+    return list(httpx.get(fake + "calls", params={"since": since}, timeout=60).json()["calls"])
 
 
 def _group_key(number: int) -> str:
