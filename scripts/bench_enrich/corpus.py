@@ -147,7 +147,6 @@ def ensure_index(
             spent_path.write_text(f"{spent + marks[-1][0] - started:.1f}")
             note(f"  embedded {done}/{total} chunks")
 
-    CACHE_DIR.mkdir(parents=True, exist_ok=True)
     note(f"building the index for {len(books)} runbooks (once; cached in {CACHE_DIR}) ...")
     started = time.perf_counter()
     syncer = Syncer(index, embedder, EmbeddingCache(None, "none"))
