@@ -57,6 +57,7 @@ is re-created by `read()`.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import replace
 from typing import Any
@@ -267,13 +268,19 @@ class JobQueue:
         if len(jobs) < count:
             jobs += await self._autoclaim(count - len(jobs))
         if len(jobs) < count:
+            blocked = block_ms > 0 and not jobs
             reply = await self._redis.xreadgroup(
                 self.group,
                 self.consumer,
                 {self.stream: ">"},
                 count=count - len(jobs),
-                block=block_ms if block_ms > 0 and not jobs else None,
+                block=block_ms if blocked else None,
             )
+            if blocked and reply:
+                # Most often an intake's XADD woke this read, and Redis (7.0) answers the
+                # woken reader before the intake: step aside once, so that webhook's 202
+                # goes out before the job it queued takes the event loop (PERFORMANCE.md).
+                await asyncio.sleep(0)
             jobs += await self._accept(_entries(reply), fresh=True)
         return jobs
 
