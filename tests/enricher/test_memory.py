@@ -16,14 +16,13 @@ from tests.conftest import MODELS_DIR, REPO
 GROWTH_MAX_MB = 150
 
 EMBED_BATCHES = f"""
-import re
 from pathlib import Path
 from enricher.index.embedding import Embedder
 from enricher.settings import Settings
+from scripts.benchlib import rss_kb
 
 def rss_mb():
-    status = Path("/proc/self/status").read_text()
-    return int(re.search(r"VmRSS:\\s+(\\d+)", status).group(1)) // 1024
+    return rss_kb() // 1024
 
 embedder = Embedder(Settings(models_dir=Path({str(MODELS_DIR)!r})))
 embedder.dense_query("warm up")
