@@ -115,6 +115,10 @@ class TestHeaderDeadline:
         """A connection that never sends a byte does not stay open either."""
         assert answer_then_close(connect(port)).startswith(b"HTTP/1.1 408 ")
 
+    # A byte sent in the instant between the server's 408-and-close and the 408's arrival
+    # reaches a closed socket; the kernel answers it with a reset, which drops the unread
+    # 408 on this side (seen once in CI, 2026-12-03). The client's race, not the server's.
+    @pytest.mark.flaky(reruns=1)
     def test_a_trickle_is_a_deadline_not_an_idle_timer(self, port: int) -> None:
         """A byte at a time, each well inside the deadline, is still cut off at it."""
         sock = connect(port)
