@@ -10,9 +10,10 @@ FROM python:3.11-slim
 RUN apt-get update && apt-get install -y --no-install-recommends git && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY pyproject.toml README.md ./
+COPY scripts/constraints.txt scripts/constraints.txt
 COPY enricher enricher
 COPY ingest ingest
-RUN pip install --no-cache-dir .
+RUN pip install --no-cache-dir -c scripts/constraints.txt .
 COPY --from=models /models /models
 COPY golden/runbooks /runbooks
 ENV MODELS_DIR=/models HF_HUB_OFFLINE=1 HOST=0.0.0.0 PORT=8080

@@ -26,11 +26,11 @@ if ((${#need_apt[@]})); then
     $SUDO systemctl disable --now redis-server prometheus-alertmanager >/dev/null 2>&1 || true
 fi
 
-stamp="$VENV/.installed-$(sha256sum pyproject.toml | cut -c1-16)"
+stamp="$VENV/.installed-$(cat pyproject.toml scripts/constraints.txt | sha256sum | cut -c1-16)"
 if [ ! -f "$stamp" ]; then
     echo "setup: installing the project into $VENV" >&2
     [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
-    quiet_pip "$VENV/bin/pip" install -q --disable-pip-version-check -e '.[dev]'
+    quiet_pip "$VENV/bin/pip" install -q --disable-pip-version-check -c scripts/constraints.txt -e '.[dev]'
     rm -f "$VENV"/.installed-*
     touch "$stamp"
 fi
