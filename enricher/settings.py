@@ -105,8 +105,8 @@ class Settings(BaseSettings):
     confluence_timeout_s: float = Field(default=30.0, gt=0)
 
     # --- search ---
-    score_threshold: float = Field(default=0.35, ge=0, le=1)
-    global_score_threshold: float = Field(default=0.35, ge=0, le=1)
+    score_threshold: float = Field(default=0.30, ge=0, le=1)
+    global_score_threshold: float = Field(default=0.30, ge=0, le=1)
     stale_after_days: int = Field(default=180, ge=1)
 
     # --- HTTP service ---

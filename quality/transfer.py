@@ -290,7 +290,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         model = replace(
             model,
             lead_floor=max(model.lead_floor, LEAD_FLOOR),
-            provenance={**provenance, "bar": bar},
+            provenance={
+                **provenance,
+                "bar": bar,
+                "known_floor_why": "half the lowest known_share of a right top candidate in "
+                "the fit set (quality.calibrate.KNOWN_MARGIN)",
+            },
         )
         args.model.write_text(json.dumps(model.to_json(), indent=2) + "\n")
         print(
