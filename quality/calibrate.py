@@ -14,8 +14,8 @@ Without `--fit`: load the model and sweep SCORE_THRESHOLD over the same runs (re
 no-match accuracy of the left-out near misses, false matches over matched answers, lead
 recall), with `--plot` for an SVG chart. `--fit` also prints the suggested bar (`suggest`:
 the best mean recall@1 among the bars that keep false matches and left-out near misses in
-bounds on every fitting corpus). The shipped SCORE_THRESHOLD is that suggestion
-(docs/RETRIEVAL.md).
+bounds on every fitting corpus). The shipped model and SCORE_THRESHOLD come from
+`python -m quality.transfer --fit` instead, chosen leave-one-corpus-out (docs/RETRIEVAL.md).
 
 Fit on corpora other than the one you judge on: docs/RETRIEVAL.md records which.
 """
