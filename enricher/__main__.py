@@ -45,8 +45,6 @@ def main() -> int:
     # uvicorn drains on SIGTERM, then re-raises the signal to the previous handler; exit 0
     # there, so a deliberate stop reads as success to systemd and Kubernetes.
     signal.signal(signal.SIGTERM, _exit_after_drain)
-    if settings.allow_unauthenticated:
-        log.warning("startup.unauthenticated", detail="webhooks accept unauthenticated requests")
     serving.server(create_app(services), settings).run(sockets=[sock])
     return 0
 

@@ -133,6 +133,13 @@ class HeaderCap:
 def create_app(services: Services) -> Starlette:
     settings = services.settings
     metrics = services.metrics
+    open_endpoints = settings.open_endpoints
+    if open_endpoints:
+        log.warning(
+            "startup.unauthenticated",
+            endpoints=list(open_endpoints),
+            detail="these webhooks accept requests without credentials (ALLOW_UNAUTHENTICATED)",
+        )
 
     def guarded(source: str, handler: Handler) -> Handler:
         """Map BadRequest to its 4xx with a short reason, a log line and a metric."""
@@ -198,7 +205,7 @@ def create_app(services: Services) -> Starlette:
         return JSONResponse({"status": outcome}, status_code=202)
 
     async def alertmanager(request: Request) -> Response:
-        if not settings.allow_unauthenticated:
+        if "/webhook/alertmanager" not in open_endpoints:
             check_alertmanager_auth(
                 request.headers.get("authorization"),
                 bearer_tokens=settings.alertmanager_bearer_tokens,
@@ -213,7 +220,7 @@ def create_app(services: Services) -> Starlette:
 
     async def pagerduty(request: Request) -> Response:
         body = await read_capped(request, settings.max_body_bytes)
-        if not settings.allow_unauthenticated:
+        if "/webhook/pagerduty" not in open_endpoints:
             verify_signature(
                 body,
                 request.headers.get("x-pagerduty-signature"),

@@ -142,7 +142,8 @@ class Settings(BaseSettings):
     alertmanager_basic_auth: CommaList = ()
     #: PagerDuty v3 signing secrets (comma separated; several during rotation).
     pagerduty_signing_secrets: CommaList = ()
-    #: Serve webhooks without auth. Only for local demos: `make run` sets it.
+    #: Serve the webhooks that have no credentials configured without auth (a configured
+    #: token or secret is always enforced). Only for local demos: `make run` sets it.
     allow_unauthenticated: bool = False
     #: Enrichment workers in the process.
     workers: int = Field(default=4, ge=1)
@@ -326,6 +327,18 @@ class Settings(BaseSettings):
     @property
     def pagerduty_auth_configured(self) -> bool:
         return bool(self.pagerduty_signing_secrets)
+
+    @property
+    def open_endpoints(self) -> tuple[str, ...]:
+        """The webhooks served without credentials: ALLOW_UNAUTHENTICATED opens only those
+        with none configured, so a configured token or secret is always enforced."""
+        if not self.allow_unauthenticated:
+            return ()
+        configured = {
+            "/webhook/alertmanager": self.alertmanager_auth_configured,
+            "/webhook/pagerduty": self.pagerduty_auth_configured,
+        }
+        return tuple(path for path, has_credentials in configured.items() if not has_credentials)
 
 
 def load_settings() -> Settings:

@@ -143,6 +143,51 @@ class TestPagerDutySignature:
             assert response.json() == {"status": "queued"}
 
 
+class TestAllowUnauthenticated:
+    """ALLOW_UNAUTHENTICATED opens only an endpoint that has no credentials configured."""
+
+    def app(self, tmp_path: Path, golden_index: Path, redis_url: str, embedder: Embedder,
+            **extra: object) -> TestClient:
+        settings = service_settings(
+            tmp_path, golden_index, redis_url, None, allow_unauthenticated=True, **extra
+        )
+        return TestClient(create_app(Services.build(settings, embedder=embedder)))
+
+    def test_configured_credentials_are_enforced(
+        self, tmp_path: Path, golden_index: Path, redis_url: str, embedder: Embedder
+    ) -> None:
+        """A wrong bearer token and a wrong signature are refused as without the opt-out."""
+        body = TestPagerDutySignature.BODY
+        with self.app(tmp_path, golden_index, redis_url, embedder) as client:
+            wrong_token = client.post(
+                "/webhook/alertmanager", content=AM_OK, headers={"Authorization": "Bearer wrong"}
+            )
+            no_token = client.post("/webhook/alertmanager", content=AM_OK)
+            wrong_signature = client.post(
+                "/webhook/pagerduty",
+                content=body,
+                headers={"X-PagerDuty-Signature": sign(body, "not-a-secret")},
+            )
+            no_signature = client.post("/webhook/pagerduty", content=body)
+        assert (wrong_token.status_code, no_token.status_code) == (403, 401)
+        assert (wrong_signature.status_code, no_signature.status_code) == (403, 401)
+
+    def test_only_the_endpoint_without_credentials_opens_and_is_named(
+        self, tmp_path: Path, golden_index: Path, redis_url: str, embedder: Embedder
+    ) -> None:
+        """With only a bearer token, PagerDuty is open and the start-up warning names it alone."""
+        with capture_logs() as logs, self.app(
+            tmp_path, golden_index, redis_url, embedder, pagerduty_signing_secrets=()
+        ) as client:
+            pagerduty = client.post("/webhook/pagerduty", content=TestPagerDutySignature.BODY)
+            alertmanager = client.post("/webhook/alertmanager", content=AM_OK)
+        assert (pagerduty.status_code, alertmanager.status_code) == (202, 401)
+        opened = [e for e in logs if e["event"] == "startup.unauthenticated"]
+        assert [(e["log_level"], e["endpoints"]) for e in opened] == [
+            ("warning", ["/webhook/pagerduty"])
+        ]
+
+
 HOSTILE = [
     (b"", 400),
     (b"not json", 400),
