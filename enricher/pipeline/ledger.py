@@ -91,140 +91,11 @@ from redis.commands.core import AsyncScript
 
 from enricher.alert import Source
 from enricher.errors import DeliveryFailed
+from enricher.pipeline import ledger_scripts as scripts
 from enricher.pipeline.replication import ReplicaAck
 from enricher.sources.pagerduty import RETRY_HORIZON_S
 
 log = structlog.get_logger(__name__)
-
-_NOW = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
-"""
-
-# Whether `holder` is an earlier process of the same worker id as `me` (see the docstring).
-_PREDECESSOR = """
-local function predecessor(holder, me)
-  if not holder or holder == me then return false end
-  local worker = string.match(me, '^(.*):[^:]*$')
-  return worker ~= nil and string.match(holder, '^(.*):[^:]*$') == worker
-end
-"""
-
-_CLAIM = (
-    _NOW
-    + _PREDECESSOR
-    + """
-local rec = redis.call('HMGET', KEYS[1], 'state', 'owner', 'claimed_at', 'lease_s',
-                       'channel', 'ts', 'fingerprints', 'status', 'check_marker')
-if rec[1] == 'posted' then return {'posted', rec[5], rec[6], rec[7], rec[8]} end
-local previous = ''
-local check = '0'
-if rec[1] == 'claimed' then
-  local age = now - tonumber(rec[3])
-  local leftover = rec[2] == ARGV[1] and ARGV[5] == '1'
-  if age <= tonumber(rec[4]) and not predecessor(rec[2], ARGV[1]) and not leftover then
-    return {'inflight', rec[2], string.format('%.6f', age)}
-  end
-  previous = rec[2]
-  check = '1'
-elseif rec[1] == 'pending' then
-  check = rec[9] or '0'
-end
-redis.call('HSET', KEYS[1], 'state', 'claimed', 'owner', ARGV[1],
-           'claimed_at', string.format('%.6f', now), 'lease_s', ARGV[2], 'group_key', ARGV[4])
-redis.call('HDEL', KEYS[1], 'check_marker')
-redis.call('EXPIRE', KEYS[1], ARGV[3])
-return {'claimed', previous, check}
-"""
-)
-
-_REOPEN = (
-    _NOW
-    + """
-if redis.call('HGET', KEYS[1], 'state') ~= 'posted'
-   or redis.call('HGET', KEYS[1], 'status') ~= 'resolved' then return 0 end
-for _, field in ipairs(redis.call('HKEYS', KEYS[1])) do
-  if string.sub(field, 1, 4) == 'out:' then redis.call('HDEL', KEYS[1], field) end
-end
-redis.call('HSET', KEYS[1], 'state', 'claimed', 'owner', ARGV[1],
-           'claimed_at', string.format('%.6f', now), 'lease_s', ARGV[2])
-redis.call('EXPIRE', KEYS[1], ARGV[3])
-return 1
-"""
-)
-
-_RECORD = """
-local state = redis.call('HGET', KEYS[1], 'state')
-if state and redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then return 0 end
-redis.call('HSET', KEYS[1], 'state', 'posted', 'owner', ARGV[1], 'channel', ARGV[2],
-           'ts', ARGV[3], 'fingerprints', ARGV[4], 'status', ARGV[5], 'group_key', ARGV[7],
-           'received_at', ARGV[8], 'message', ARGV[9], 'severity', ARGV[10])
-redis.call('HDEL', KEYS[1], 'out:post')
-redis.call('EXPIRE', KEYS[1], ARGV[6])
-return 1
-"""
-
-_RELEASE = """
-if redis.call('HGET', KEYS[1], 'state') ~= 'claimed'
-   or redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then return 0 end
-if ARGV[2] == '1' then
-  redis.call('HSET', KEYS[1], 'state', 'pending', 'owner', '', 'check_marker', ARGV[3])
-  return 1
-end
-return redis.call('DEL', KEYS[1])
-"""
-
-# After an outage cut a job off mid-way: whatever its claim became, the post may have gone
-# out. A claim of ours, or the intake's "pending" (our claim may have been lost with a
-# primary that died before a replica had it), is flagged for a marker lookup.
-_CUT_OFF = """
-local state = redis.call('HGET', KEYS[1], 'state')
-if state ~= 'pending' and (state ~= 'claimed' or redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1])
-then return 0 end
-redis.call('HSET', KEYS[1], 'state', 'pending', 'owner', '', 'check_marker', '1')
-return 1
-"""
-
-_HOLD_RESOLVE = (
-    _PREDECESSOR
-    + """
-local holder = redis.call('GET', KEYS[1])
--- The workers of one process share its owner id: a hold under our own id is another
--- worker's, live. Only an earlier process's hold is taken over.
-if holder and not predecessor(holder, ARGV[1]) then
-  return redis.call('PTTL', KEYS[1])
-end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-return -1
-"""
-)
-
-_RELEASE_RESOLVE = """
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-return redis.call('DEL', KEYS[1])
-"""
-
-_ABANDON = """
-if redis.call('HGET', KEYS[1], 'state') ~= 'pending' then return 0 end
-return redis.call('DEL', KEYS[1])
-"""
-
-_UPDATE = """
-if redis.call('HGET', KEYS[1], 'state') ~= 'posted' then return 0 end
-if ARGV[2] ~= '' then redis.call('HDEL', KEYS[1], ARGV[2]) end
-if #ARGV > 2 then redis.call('HSET', KEYS[1], unpack(ARGV, 3)) end
-redis.call('EXPIRE', KEYS[1], ARGV[1])
-return 1
-"""
-
-# A record that is gone (expired) has nothing to guard: no key is made for the note alone.
-_NOTE_OUTPUT = (
-    _NOW
-    + """
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-return redis.call('HSET', KEYS[1], ARGV[1], string.format('%.6f', now))
-"""
-)
 
 
 @dataclass(frozen=True)
@@ -309,18 +180,18 @@ class Ledger:
         self.prefix = prefix
         self.dedup_ttl_s = dedup_ttl_s
         self.post_ttl_s = post_ttl_s
-        self._claim = client.register_script(_CLAIM)
-        self._record = client.register_script(_RECORD)
-        self._release = client.register_script(_RELEASE)
-        self._cut_off = client.register_script(_CUT_OFF)
-        self._update = client.register_script(_UPDATE)
-        self._reopen = client.register_script(_REOPEN)
-        self._abandon = client.register_script(_ABANDON)
-        self._release_resolve = client.register_script(_RELEASE_RESOLVE)
-        self._hold_resolve = client.register_script(_HOLD_RESOLVE)
-        self._note_output = client.register_script(_NOTE_OUTPUT)
+        self._claim = client.register_script(scripts.CLAIM)
+        self._record = client.register_script(scripts.RECORD)
+        self._release = client.register_script(scripts.RELEASE)
+        self._cut_off = client.register_script(scripts.CUT_OFF)
+        self._update = client.register_script(scripts.UPDATE)
+        self._reopen = client.register_script(scripts.REOPEN)
+        self._abandon = client.register_script(scripts.ABANDON)
+        self._release_resolve = client.register_script(scripts.RELEASE_RESOLVE)
+        self._hold_resolve = client.register_script(scripts.HOLD_RESOLVE)
+        self._note_output = client.register_script(scripts.NOTE_OUTPUT)
         self._notes = notes
-        self._note_output_now = notes.register_script(_NOTE_OUTPUT) if notes else None
+        self._note_output_now = notes.register_script(scripts.NOTE_OUTPUT) if notes else None
 
     def close(self) -> None:
         """Close the `notes` connection (the asyncio client is the caller's)."""

@@ -17,7 +17,8 @@ Everything here works on runbook units (ingest.units): a page with a section per
 one unit per alert, so sibling sections compete as sibling files do, and what to do comes
 only from inside the matched unit.
 
-Backend faults raise SearchUnavailable inside and come back as status "unavailable".
+Backend faults raise SearchUnavailable inside (enricher.search.reads) and come back as
+status "unavailable". Resolving a `runbook_url` is enricher.search.links.
 """
 
 from __future__ import annotations
@@ -26,20 +27,18 @@ import time
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
-from urllib.parse import unquote, urlsplit
 
-import numpy as np
 import structlog
 
 from enricher.alert import Alert
 from enricher.errors import SearchUnavailable
 from enricher.index import schema
 from enricher.index.embedding import Embedder, SparseVector
-from enricher.index.engine import AnyOf, Condition, Equals, Filter, Hit, Index, Record
+from enricher.index.engine import AnyOf, Condition, Equals, Filter, Hit, Index
 from enricher.index.schema import Actionable
 from enricher.index.stats import EMPTY, CorpusStats
 from enricher.result import Match, SearchResult, Section, Tier
-from enricher.search import evidence
+from enricher.search import evidence, links, reads
 from enricher.search.confidence import Model, load_model
 from enricher.search.decide import (
     Candidate,
@@ -52,7 +51,7 @@ from enricher.search.decide import (
     sole_quoters,
 )
 from enricher.search.feedback import NO_FEEDBACK, Tallies, rerank
-from enricher.search.names import alert_key_forms, name_key
+from enricher.search.names import alert_key_forms
 from enricher.search.query import Query, build_query
 from enricher.settings import Settings
 
@@ -158,7 +157,8 @@ class Searcher:
         keep = _without(exclude)
         unresolved: str | None = None
         if alert.runbook_url and self.config.tiers:
-            linked, indexed = self._linked(alert.runbook_url, keep)
+            base = self.config.runbook_base_url
+            linked, indexed = links.linked(self.index, alert.runbook_url, base, keep)
             if linked is not None:
                 return Ranking((Candidate(linked, 1.0),), "runbook_url")
             unresolved = None if indexed else alert.runbook_url
@@ -171,7 +171,9 @@ class Searcher:
                 tier: Tier = "alert_name+service" if _has_service(named[0], query) else "alert_name"
                 return Ranking(tuple(named), tier, unresolved_url=unresolved)
         pool = self._pool(query, dense, sparse, keep)
-        lexical = self._lexical(sparse, keep)
+        lexical = reads.lexical(
+            self.index, sparse, Filter(must_not=keep), limit=self.config.lexical_limit
+        )
         names: dict[str, float] = {}
         if self.config.metric_evidence:
             evidence_terms = self.embedder.sparse_query(query.evidence_text).indices
@@ -192,7 +194,7 @@ class Searcher:
         if not order:
             return Ranking((), "global", unresolved_url=unresolved)
         scored = order[: self.config.scored]
-        firsts = self._first_chunks(scored)
+        firsts = reads.first_chunks(self.index, scored)
         quoting = self._quoting(alert.metrics) if self.config.metric_evidence else []
         vouched = sole_quoters(alert.metrics, quoting)
         quoted = quoted_by(alert.metrics, quoting)
@@ -235,55 +237,13 @@ class Searcher:
 
     # --- index reads ---
 
-    def _linked(
-        self, url: str, keep: tuple[Condition, ...]
-    ) -> tuple[dict[str, Any] | None, bool]:
-        """The first chunk of the runbook `url` names (`_url_keys`), case-insensitively
-        (`.../runbooks/kubernetes/kubepodcrashlooping` names kubernetes/KubePodCrashLooping.md),
-        and whether it names anything indexed. A `#fragment` names a section of that page:
-        the alert section it is the heading of, or the one holding that heading. A page
-        with a section per alert, linked without one, names several runbooks: the link
-        decides nothing, but it is not a link to nothing."""
-        fragment = _fragment(url)
-        first = Equals(schema.F_CHUNK_INDEX, 0)
-        known = False
-        for key, value in _url_keys(url, self.config.runbook_base_url):
-            named = Equals(key, value)
-            if fragment and key == schema.F_PATH_KEY:
-                section = self._section(named, fragment, keep)
-                if section is not None:
-                    return section, True
-            points = self._scroll(Filter(must=(named, first), must_not=keep), 2)
-            if len(points) == 1:  # several runbooks under one name: the link decides nothing
-                return points[0].payload, True
-            known = known or bool(points)
-        return None, known
-
-    def _section(
-        self, page: Condition, fragment: str, keep: tuple[Condition, ...]
-    ) -> dict[str, Any] | None:
-        """The first chunk of the unit of `page` that the anchor `fragment` lies in."""
-        first = Equals(schema.F_CHUNK_INDEX, 0)
-        for anchor in dict.fromkeys((fragment, fragment.lower())):
-            unit = Equals(schema.F_UNIT_ANCHOR, anchor)
-            points = self._scroll(Filter(must=(page, unit, first), must_not=keep), 2)
-            if len(points) == 1:
-                return points[0].payload
-            holding = self._scroll(
-                Filter(must=(page, Equals(schema.F_ANCHOR, anchor)), must_not=keep), 2
-            )
-            units = {str(p.payload[schema.F_DOC_ID]) for p in holding}
-            if len(units) == 1:
-                return self._first_chunks(list(units)).get(units.pop())
-        return None
-
     def _named(
         self, query: Query, dense: list[float], sparse: SparseVector, keep: tuple[Condition, ...]
     ) -> list[Candidate]:
         """Runbooks listing the alert's exact name, in fused order, each one the answer."""
         by_name = AnyOf(schema.F_ALERT_KEYS, alert_key_forms(query.alert_key))
         points = self._hybrid(dense, sparse, Filter(must=(by_name,), must_not=keep))
-        best = _best_by_doc(points, dense)
+        best = reads.best_by_doc(points, dense)
         order = sorted(best, key=lambda doc: -best[doc][0])
         return [Candidate(best[doc][1], 1.0) for doc in order]
 
@@ -297,47 +257,11 @@ class Searcher:
         if query.service_keys and self.config.tiers:
             by_service = AnyOf(schema.F_SERVICE_KEYS, tuple(query.service_keys))
             points += self._hybrid(dense, sparse, Filter(must=(by_service,), must_not=keep))
-        return _best_by_doc(points, dense)
+        return reads.best_by_doc(points, dense)
 
     def _hybrid(self, dense: list[float], sparse: SparseVector, flt: Filter) -> list[Hit]:
-        try:
-            return self.index.hybrid(
-                dense, sparse, flt, limit=self.config.prefetch_limit, rrf_k=self.config.rrf_k
-            )
-        except Exception as exc:  # any transport or engine fault means "search is down"
-            raise _unavailable(exc) from exc
-
-    def _lexical(
-        self, sparse: SparseVector, keep: tuple[Condition, ...]
-    ) -> dict[str, tuple[float, dict[str, Any]]]:
-        """Doc id -> (best chunk BM25 score, that chunk's payload)."""
-        if not sparse.indices:
-            return {}
-        try:
-            hits = self.index.sparse_search(
-                sparse, Filter(must_not=keep), limit=self.config.lexical_limit
-            )
-        except Exception as exc:  # any transport or engine fault means "search is down"
-            raise _unavailable(exc) from exc
-        best: dict[str, tuple[float, dict[str, Any]]] = {}
-        for point in hits:
-            payload = point.payload
-            doc = str(payload[schema.F_DOC_ID])
-            if doc not in best or point.score > best[doc][0]:
-                best[doc] = (point.score, payload)
-        return best
-
-    def _first_chunks(self, docs: Sequence[str]) -> dict[str, dict[str, Any]]:
-        """Doc id -> payload of its first chunk (the document's term sets live there)."""
-        ids = [schema.point_id(doc, 0) for doc in docs]
-        try:
-            points = self.index.retrieve(ids)
-        except Exception as exc:  # any transport or engine fault means "search is down"
-            raise _unavailable(exc) from exc
-        out: dict[str, dict[str, Any]] = {}
-        for point in points:
-            out[str(point.payload[schema.F_DOC_ID])] = point.payload
-        return out
+        limit, rrf_k = self.config.prefetch_limit, self.config.rrf_k
+        return reads.hybrid(self.index, dense, sparse, flt, limit=limit, rrf_k=rrf_k)
 
     def _quoting(self, metrics: Sequence[str]) -> list[dict[str, Any]]:
         """The chunks quoting one of `metrics` (none when they are quoted everywhere: such
@@ -345,7 +269,7 @@ class Searcher:
         if not metrics:
             return []
         quoting = AnyOf(schema.F_METRICS, tuple(metrics))
-        points = self._scroll(Filter(must=(quoting,)), QUOTE_SCAN_LIMIT)
+        points = reads.scroll(self.index, Filter(must=(quoting,)), QUOTE_SCAN_LIMIT)
         if len(points) >= QUOTE_SCAN_LIMIT:
             return []
         return [p.payload for p in points]
@@ -359,7 +283,7 @@ class Searcher:
         if matched == Actionable.HEADING:
             return NO_STEPS_NEEDED
         of_unit = Equals(schema.F_DOC_ID, candidate.doc_id)
-        points = self._scroll(Filter(must=(of_unit,)), SECTION_SCAN_LIMIT)
+        points = reads.scroll(self.index, Filter(must=(of_unit,)), SECTION_SCAN_LIMIT)
         chunks = sorted((p.payload for p in points), key=lambda p: p[schema.F_CHUNK_INDEX])
         best = max((c.get(schema.F_ACTIONABLE, 0) for c in chunks), default=0)
         if best <= matched:
@@ -372,13 +296,6 @@ class Searcher:
         )
         return Steps(section, absent=False)
 
-    def _scroll(self, flt: Filter, limit: int) -> list[Record]:
-        try:
-            points, _ = self.index.scroll(flt, limit)
-        except Exception as exc:  # any transport or engine fault means "search is down"
-            raise _unavailable(exc) from exc
-        return points
-
     def _corpus_stats(self) -> CorpusStats:
         """The statistics the last sync stored, re-read every STATS_REFRESH_S."""
         now = time.monotonic()
@@ -386,7 +303,7 @@ class Searcher:
             try:
                 stored = schema.read_stats(self.index)
             except Exception as exc:  # any transport or engine fault means "search is down"
-                raise _unavailable(exc) from exc
+                raise reads.unavailable(exc) from exc
             if stored is None:
                 log.warning(
                     "search.no_corpus_stats",
@@ -440,57 +357,6 @@ def _without(doc_id: str | None) -> tuple[Condition, ...]:
     return (Equals(schema.F_DOC_ID, doc_id),)
 
 
-def _fragment(url: str) -> str:
-    """The section a link names (`...#etcdnoleader`), "" without one."""
-    try:
-        return unquote(urlsplit(url).fragment).strip()
-    except ValueError:
-        return ""
-
-
-def _url_keys(url: str, base_url: str | None = None) -> list[tuple[str, str]]:
-    """What a runbook link may name, most specific first: under `base_url`, the rest of the
-    link as a runbook path; then its last two path segments as a runbook path; then its
-    `#fragment` as an alert name (the anchor of an alert's heading on a page with a section
-    per alert), and its last segment as one."""
-    try:
-        path = unquote(urlsplit(url).path)
-        base = unquote(urlsplit(base_url).path) if base_url else None
-    except ValueError:
-        return []
-    keys: list[tuple[str, str]] = []
-    if base_url and base is not None and url.startswith(base_url.rstrip("/")):
-        rest = path.removeprefix(base.rstrip("/")).strip("/")
-        if rest:
-            keys.append((schema.F_PATH_KEY, rest.lower().removesuffix(".md")))
-    segments = [s for s in path.lower().removesuffix(".md").split("/") if s]
-    if len(segments) >= 2:
-        keys.append((schema.F_PATH_KEY, "/".join(segments[-2:])))
-    if key := name_key(_fragment(url)):
-        keys.append((schema.F_ALERT_KEYS, key))
-    if segments and (key := name_key(segments[-1])) and (schema.F_ALERT_KEYS, key) not in keys:
-        keys.append((schema.F_ALERT_KEYS, key))
-    return keys
-
-
-def _best_by_doc(
-    points: Sequence[Hit], dense: Sequence[float]
-) -> dict[str, tuple[float, dict[str, Any]]]:
-    """Doc id -> (best chunk cosine to `dense`, that chunk's payload), from the returned
-    vectors (fused scores are ranks, not similarities)."""
-    q = np.asarray(dense, dtype=np.float32)
-    q_norm = float(np.linalg.norm(q)) or 1.0
-    best: dict[str, tuple[float, dict[str, Any]]] = {}
-    for point in points:
-        payload = point.payload
-        vec = np.asarray(point.dense, dtype=np.float32)
-        cos = float(vec @ q) / ((float(np.linalg.norm(vec)) or 1.0) * q_norm) if vec.size else 0.0
-        doc = str(payload[schema.F_DOC_ID])
-        if doc not in best or cos > best[doc][0]:
-            best[doc] = (cos, payload)
-    return best
-
-
 def _best_payload(
     doc: str,
     pool: Mapping[str, tuple[float, dict[str, Any]]],
@@ -527,11 +393,6 @@ def _has_service_payload(payload: Mapping[str, Any], query: Query) -> bool:
 
 def _has_service(candidate: Candidate, query: Query) -> bool:
     return _has_service_payload(candidate.payload, query)
-
-
-def _unavailable(exc: Exception) -> SearchUnavailable:
-    log.warning("search.unavailable", error=type(exc).__name__, detail=str(exc)[:200])
-    return SearchUnavailable(f"Qdrant query failed: {type(exc).__name__}")
 
 
 def build_searcher(settings: Settings, index: Index, embedder: Embedder) -> Searcher:

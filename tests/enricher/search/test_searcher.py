@@ -21,7 +21,8 @@ from enricher.index.connect import open_index
 from enricher.index.embedding import Embedder, SparseVector
 from enricher.index.engine import EVERYTHING, Equals, Filter, IndexPoint
 from enricher.search.decide import SearchConfig, sole_quoters
-from enricher.search.searcher import QUOTE_SCAN_LIMIT, Searcher, _url_keys
+from enricher.search.links import url_keys
+from enricher.search.searcher import QUOTE_SCAN_LIMIT, Searcher
 from enricher.settings import Settings
 from scripts.index_copy import copy_index
 from tests.conftest import ENGINES, REPO, open_engine
@@ -130,13 +131,13 @@ class TestTiers:
         segments still count after it."""
         base = "https://docs.example.com/ops/runbooks/"
         url = base + "team%20a/postgres/PostgresDiskFull.md#mitigation"
-        assert _url_keys(url, base) == [
+        assert url_keys(url, base) == [
             (schema.F_PATH_KEY, "team a/postgres/postgresdiskfull"),
             (schema.F_PATH_KEY, "postgres/postgresdiskfull"),
             (schema.F_ALERT_KEYS, "mitigation"),
             (schema.F_ALERT_KEYS, "postgresdiskfull"),
         ]
-        assert _url_keys("https://elsewhere.example.com/a/b", base)[0] == (
+        assert url_keys("https://elsewhere.example.com/a/b", base)[0] == (
             schema.F_PATH_KEY,
             "a/b",
         )
