@@ -66,6 +66,9 @@ class Query:
     #: Everything the alert says, its where-labels included: what a runbook's name may be
     #: spelled from (enricher.search.evidence.name_recall).
     alert_text: str
+    #: For the reader (enricher.search.reader): the name in words, then its service, prose,
+    #: descriptive labels and the rule's metrics and states in words, where-labels out.
+    reader_text: str
     alert_name: str
     alert_key: str
     #: Candidate service keys, most specific first (see names.service_keys).
@@ -140,6 +143,9 @@ def build_query(alert: Alert) -> Query:
             [words, alert.service,
              *(v for k, v in alert.labels.items() if k not in _ROUTING_LABELS),
              alert.summary, alert.description, *metric_words, *literal_words]
+        ),
+        reader_text=_join(
+            [words, alert.service, summary, description, *labels, *metric_words, *literal_words]
         ),
         alert_name=name,
         alert_key=name_key(name),
