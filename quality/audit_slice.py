@@ -34,7 +34,7 @@ from enricher.audit.__main__ import audit
 from enricher.audit.verdict import Verdict
 from enricher.settings import load_settings
 from enricher.sources.promql import expression
-from quality.eval import EvalIndex
+from quality.evalindex import EvalIndex
 
 REPO = Path(__file__).resolve().parent.parent
 #: Where the released slices are: beside the repository (CI), else this machine's copy.

@@ -39,7 +39,8 @@ from enricher.search.evidence import FEATURES
 from enricher.settings import Settings
 from quality import plot
 from quality.cases import Case, load_cases
-from quality.eval import EvalIndex, choose_split, run_case_ranked
+from quality.eval import choose_split, run_case_ranked
+from quality.evalindex import EvalIndex
 from quality.metrics import Metrics, Outcome, compute_metrics
 from quality.tables import cases_only, left_out_only
 

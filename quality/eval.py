@@ -35,13 +35,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tempfile
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 import structlog
@@ -49,18 +47,14 @@ import structlog
 from enricher import logs
 from enricher.errors import ConfigError
 from enricher.index import schema
-from enricher.index.connect import open_index
 from enricher.index.embedding import Embedder
-from enricher.index.engine import EVERYTHING
 from enricher.result import Match
-from enricher.search.confidence import Model
 from enricher.search.decide import Ranking, SearchConfig
 from enricher.search.feedback import NO_FEEDBACK, Tallies
-from enricher.search.searcher import Searcher, build_searcher
+from enricher.search.searcher import Searcher
 from enricher.settings import Settings, load_settings
-from ingest.cache import EmbeddingCache, connect
-from ingest.sync import Syncer, SyncOptions, SyncReport
 from quality.cases import Case, CaseError, load_cases, unit_key
+from quality.evalindex import EvalIndex, payload_key
 from quality.metrics import (
     RANK_DEPTH,
     Outcome,
@@ -83,89 +77,8 @@ from quality.tables import (
 
 log = structlog.get_logger(__name__)
 
-COLLECTION = "eval"
-
 
 # --- running -------------------------------------------------------------------------------
-
-
-class EvalIndex:
-    """The corpus in a throwaway embedded Qdrant; closing it deletes everything."""
-
-    def __init__(self, corpus: Path, settings: Settings, embedder: Embedder | None = None) -> None:
-        if not corpus.is_dir():
-            raise ConfigError(f"corpus {corpus} is not a directory of runbooks")
-        self._tmp = tempfile.TemporaryDirectory(prefix="enricher-eval-")
-        self.settings = settings.model_copy(
-            update={
-                "qdrant_url": None,
-                "qdrant_path": Path(self._tmp.name),
-                "qdrant_collection": COLLECTION,
-            }
-        )
-        self.embedder = embedder or Embedder(settings)
-        self.index = open_index(self.settings)
-        cache = EmbeddingCache(connect(settings.redis_url), self.embedder.identity.dense)
-        options = SyncOptions.from_settings(settings, [corpus], use_git=False, prune=False)
-        try:
-            self.sync: SyncReport = Syncer(self.index, self.embedder, cache).run(options)
-            points, _ = self.index.scroll(
-                EVERYTHING,
-                1_000_000,
-                fields=[
-                    schema.F_PATH,
-                    schema.F_DOC_ID,
-                    schema.F_ACTIONABLE,
-                    schema.F_UNIT_ANCHOR,
-                    schema.F_ANCHOR,
-                ],
-            )
-        except BaseException:
-            self.close()
-            raise
-        payloads = [p.payload for p in points]
-        self.paths = frozenset(str(p[schema.F_PATH]) for p in payloads)
-        #: Runbooks with a section that says what to do: by path, and by unit key.
-        self.actionable = frozenset(
-            key
-            for p in payloads
-            if p.get(schema.F_ACTIONABLE) == schema.Actionable.HEADING
-            for key in (str(p[schema.F_PATH]), _key(p))
-        )
-        #: Doc id by unit key (the path for a whole-file runbook), to leave a case's runbook
-        #: out of its own search.
-        self.doc_ids = {_key(p): str(p[schema.F_DOC_ID]) for p in payloads}
-        #: (path, heading anchor) -> the alert section it lies in ("" outside any): where a
-        #: page's actionable part came from, read from the index, not from the search.
-        self.unit_of = {
-            (str(p[schema.F_PATH]), str(p.get(schema.F_ANCHOR, ""))): str(
-                p.get(schema.F_UNIT_ANCHOR, "")
-            )
-            for p in payloads
-        }
-
-    def searcher(self, config: SearchConfig | None = None, model: Model | None = None) -> Searcher:
-        """The webhook's searcher (configured from settings), or one with `config`/`model`."""
-        if config is None and model is None:
-            return build_searcher(self.settings, self.index, self.embedder)
-        config = config or SearchConfig.from_settings(self.settings)
-        return Searcher(self.index, self.embedder, config, model)
-
-    def close(self) -> None:
-        self.index.close()
-        self._tmp.cleanup()
-
-    def __enter__(self) -> EvalIndex:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
-
-
-def _key(payload: dict[str, Any]) -> str:
-    return unit_key(str(payload[schema.F_PATH]), str(payload.get(schema.F_UNIT_ANCHOR, "")))
 
 
 def ranked_docs(
@@ -174,7 +87,8 @@ def ranked_docs(
     """Candidate documents before the decision: paths (unit keys with `sections`) and
     confidences, best first."""
     top = ranking.candidates[:RANK_DEPTH] if ranking is not None else ()
-    names = tuple(_key(c.payload) if sections else str(c.payload[schema.F_PATH]) for c in top)
+    path = schema.F_PATH
+    names = tuple(payload_key(c.payload) if sections else str(c.payload[path]) for c in top)
     return names, tuple(c.score for c in top)
 
 

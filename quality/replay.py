@@ -28,7 +28,8 @@ from enricher.errors import ConfigError
 from enricher.search.feedback import Tallies, Tally
 from enricher.search.names import name_key
 from quality.cases import Case
-from quality.eval import EvalIndex, prepare, run_case_ranked
+from quality.eval import prepare, run_case_ranked
+from quality.evalindex import EvalIndex
 from quality.metrics import RANK_DEPTH, Outcome, compute_metrics
 from quality.tables import metrics_table
 

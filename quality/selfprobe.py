@@ -31,7 +31,7 @@ from enricher.errors import ConfigError
 from enricher.index import schema
 from enricher.index.engine import EVERYTHING
 from enricher.settings import Settings
-from quality.eval import EvalIndex
+from quality.evalindex import EvalIndex
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 #: Shorter first paragraphs say too little to stand in for an alert's annotations.

@@ -41,7 +41,8 @@ from enricher.settings import Settings, load_settings
 from quality import pages
 from quality.cases import Case, load_cases
 from quality.diagram import reliability_png
-from quality.eval import EvalIndex, Evaluation, evaluate, report_text
+from quality.eval import Evaluation, evaluate, report_text
+from quality.evalindex import EvalIndex
 from quality.metrics import Metrics, baseline, check_gate, compute_metrics, in_split
 from quality.replay import Replay, book_from_export, replay
 from quality.replay import report_text as replay_text

@@ -13,7 +13,7 @@ from enricher.feedback.export import cases as export_cases
 from enricher.index.embedding import Embedder
 from enricher.settings import Settings
 from quality.cases import Case, load_cases
-from quality.eval import EvalIndex
+from quality.evalindex import EvalIndex
 from quality.metrics import compute_metrics
 from quality.replay import Replay, book_from_export, replay
 from tests.conftest import MODELS_DIR, REPO
