@@ -22,7 +22,11 @@ from redis.exceptions import RedisError
 
 from enricher import redis_connect
 from enricher.errors import ConfigError
-from enricher.feedback.loop import FeedbackLoop
+from enricher.feedback.intake import FeedbackIntake
+from enricher.feedback.store import FeedbackStore
+from enricher.feedback.updater import MessageUpdater
+from enricher.gaps.digest import Digest
+from enricher.gaps.store import GapStore
 from enricher.index import schema
 from enricher.index.connect import open_index, shard_path
 from enricher.index.embedding import Embedder
@@ -34,6 +38,7 @@ from enricher.pipeline.pool import AcceptOutcome, Pool
 from enricher.pipeline.processor import Processor
 from enricher.pipeline.queue import Job, JobQueue
 from enricher.pipeline.replication import ReplicaAck
+from enricher.search.feedback import Tallies
 from enricher.search.searcher import Searcher, build_searcher
 from enricher.settings import Settings
 from enricher.slack.delivery import Delivery, build_delivery
@@ -79,6 +84,59 @@ class BackgroundSync(Protocol):
 
 
 SyncFactory = Callable[[Settings, Index, Embedder, Callable[[], None]], BackgroundSync]
+
+
+@dataclass
+class FeedbackLoop:
+    """The feedback loop's running parts: on-call's votes (enricher.feedback) and the
+    runbook-gap report they feed (enricher.gaps), joined here."""
+
+    store: FeedbackStore
+    gaps: GapStore
+    updater: MessageUpdater
+    intake: FeedbackIntake
+    #: The runbook-gap digest, when GAP_REPORT_CHANNEL is set.
+    digest: Digest | None
+
+    @classmethod
+    def build(cls, settings: Settings, redis: aioredis.Redis, poster: Poster) -> FeedbackLoop:
+        store = FeedbackStore(redis, page_ttl_s=settings.feedback_page_ttl_s)
+        gaps = GapStore(redis)
+        updater = MessageUpdater(redis, store, poster)
+        digest = None
+        if settings.gap_report_channel:
+            digest = Digest(
+                redis,
+                gaps,
+                store,
+                poster,
+                channel=settings.gap_report_channel,
+                interval_s=settings.gap_report_interval_s,
+                template=settings.gap_runbook_new_url,
+                base=settings.runbook_base_url,
+            )
+        return cls(store, gaps, updater, FeedbackIntake(store, updater), digest)
+
+    async def start(self) -> None:
+        await self.updater.start()
+        if self.digest is not None:
+            self.digest.start()
+
+    async def stop(self) -> None:
+        if self.digest is not None:
+            await self.digest.stop()
+        await self.updater.stop()
+
+
+async def feedback_tallies(settings: Settings, alert_name: str) -> Tallies:
+    """On-call's votes for `alert_name`, read from Redis as the webhook reads them (the
+    search CLI, `python -m enricher.search`). Raises RedisError when Redis is unreachable."""
+    client = redis_connect.async_client(settings)
+    try:
+        store = FeedbackStore(client, page_ttl_s=settings.feedback_page_ttl_s)
+        return await store.tallies(alert_name)
+    finally:
+        await redis_connect.aclose(client)
 
 
 @dataclass

@@ -18,15 +18,15 @@ from pathlib import Path
 
 from redis.exceptions import RedisError
 
-from enricher import logs, redis_connect
+from enricher import logs
 from enricher.errors import BadRequest, ConfigError
-from enricher.feedback.store import FeedbackStore
 from enricher.index import schema
 from enricher.index.connect import open_index
 from enricher.index.embedding import Embedder
 from enricher.search.decide import NAMED_TIERS
 from enricher.search.feedback import NO_FEEDBACK, Tallies
 from enricher.search.searcher import build_searcher
+from enricher.service import feedback_tallies
 from enricher.settings import Settings, load_settings
 from enricher.sources import Ignored, parse_body
 
@@ -70,16 +70,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _tallies(settings: Settings, alert_name: str) -> Tallies:
-    async def read() -> Tallies:
-        redis = redis_connect.async_client(settings)
-        try:
-            store = FeedbackStore(redis, page_ttl_s=settings.feedback_page_ttl_s)
-            return await store.tallies(alert_name)
-        finally:
-            await redis_connect.aclose(redis)
-
     try:
-        return asyncio.run(read())
+        return asyncio.run(feedback_tallies(settings, alert_name))
     except RedisError as exc:
         print(
             f"warning: no feedback read (Redis at REDIS_URL: {type(exc).__name__}); the "
