@@ -196,7 +196,7 @@ class Services:
             else None
         )
         redis_client = redis_connect.async_client(settings)
-        poster = Poster(delivery)
+        poster = Poster(delivery, unready_after=settings.slack_permanent_errors_unready)
         feedback = FeedbackLoop.build(settings, redis_client, poster)
         processor = Processor(
             searcher=searcher,
@@ -319,6 +319,7 @@ class Services:
             }
             if self.sync.remote is not None:
                 checks["runbook_git"] = remote_check(self.sync.remote)
+        checks["delivery"] = self.processor.poster.health.check()
         alive, started = self.pool.workers_alive()
         checks["workers"] = {
             "ok": alive == started and alive > 0,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Annotated
+from urllib.parse import urlsplit
 
 from pydantic import (
     Field,
@@ -24,6 +25,11 @@ from enricher.errors import ConfigError
 
 CommaList = Annotated[tuple[str, ...], NoDecode]
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+def is_http_url(value: str) -> bool:
+    parts = urlsplit(value)
+    return parts.scheme in ("http", "https") and bool(parts.hostname)
 
 
 def split_commas(value: object) -> object:
@@ -159,6 +165,9 @@ class Settings(BaseSettings):
     slack_routes: str = "[]"
     slack_webhook_url: SecretStr | None = None
     slack_api_url: str = "https://slack.com/api/"
+    #: Permanent Slack errors in a row (each dead-letters its page) after which /readyz
+    #: reports delivery failing; a message Slack takes resets it (enricher.slack.health).
+    slack_permanent_errors_unready: int = Field(default=3, ge=1)
     runbook_base_url: str | None = None
 
     # --- feedback and the runbook-gap report (docs/FEEDBACK.md) ---
@@ -262,6 +271,27 @@ class Settings(BaseSettings):
     @property
     def confluence_configured(self) -> bool:
         return self.confluence_url is not None
+
+    @field_validator("slack_webhook_url")
+    @classmethod
+    def _slack_webhook_url(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not is_http_url(value.get_secret_value()):
+            raise ValueError(
+                "not an http(s) URL; set it to the incoming webhook's https:// address from "
+                "the Slack app's Incoming Webhooks page, or unset it"
+            )
+        return value
+
+    @field_validator("slack_api_url")
+    @classmethod
+    def _slack_api_url(cls, value: str) -> str:
+        if not is_http_url(value):
+            raise ValueError(
+                "not an http(s) URL; set it to the Web API's base address, "
+                "https://slack.com/api/ (the default)"
+            )
+        # slack-sdk joins the method onto it: without the slash, /api would be replaced.
+        return value if value.endswith("/") else value + "/"
 
     @field_validator("port")
     @classmethod

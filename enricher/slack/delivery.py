@@ -29,10 +29,29 @@ from enricher.slack.render import SlackMessage
 
 log = structlog.get_logger(__name__)
 
-#: Slack errors that no retry can fix: fix the configuration or the message.
-PERMANENT_ERRORS = frozenset(
+#: Slack errors about one message: no retry can send it, but the next page may go through.
+MESSAGE_ERRORS = frozenset(
+    {
+        "msg_too_long",
+        "msg_blocks_too_long",
+        "invalid_blocks",
+        "invalid_blocks_format",
+        "invalid_attachments",
+        "too_many_attachments",
+        "no_text",
+        "message_not_found",
+        "cant_update_message",
+        "edit_window_closed",
+        "invalid_arguments",
+        "invalid_metadata_format",
+    }
+)
+#: Slack errors that no retry can fix and that every page will meet until the
+#: configuration is fixed (the token, the channel, the app, the address).
+SETUP_ERRORS = frozenset(
     {
         "channel_not_found",
+        "channel_is_archived",
         "not_in_channel",
         "is_archived",
         "invalid_auth",
@@ -42,19 +61,17 @@ PERMANENT_ERRORS = frozenset(
         "token_expired",
         "missing_scope",
         "no_permission",
-        "msg_too_long",
-        "msg_blocks_too_long",
-        "invalid_blocks",
-        "invalid_blocks_format",
-        "no_text",
+        "not_allowed_token_type",
+        "team_access_not_granted",
+        "ekm_access_denied",
         "restricted_action",
-        "message_not_found",
-        "cant_update_message",
-        "edit_window_closed",
-        "invalid_arguments",
-        "invalid_metadata_format",
+        "unknown_method",
+        "method_deprecated",
     }
 )
+PERMANENT_ERRORS = MESSAGE_ERRORS | SETUP_ERRORS
+#: HTTP answers of an address that is not (or no longer) a Slack endpoint.
+GONE = frozenset({404, 410})
 MARKER_EVENT = "runbook_enricher_page"
 #: History pages (200 messages each) searched for a marker.
 MARKER_PAGES = 10
@@ -104,12 +121,24 @@ class Delivery(Protocol):
 def _failure(exc: Exception) -> DeliveryFailed:
     if isinstance(exc, SlackApiError):
         status = exc.response.status_code
-        error = str(exc.response.get("error") or f"http_{status}")
+        data = exc.response.data  # text, not JSON, when the address is not Slack's API
+        error = str((data.get("error") if isinstance(data, dict) else None) or f"http_{status}")
         if status == 429 or error == "ratelimited":
             retry_after = float(exc.response.headers.get("Retry-After", "1") or 1)
             return DeliveryFailed("ratelimited", permanent=False, retry_after=retry_after)
+        if error == "unknown_method" or (status in GONE and error not in PERMANENT_ERRORS):
+            return _bad_address("SLACK_API_URL", error)
         return DeliveryFailed(error, permanent=error in PERMANENT_ERRORS)
+    if isinstance(exc, aiohttp.InvalidURL):
+        return _bad_address("SLACK_API_URL", type(exc).__name__)
     return DeliveryFailed(type(exc).__name__, permanent=False)
+
+
+def _bad_address(setting: str, error: str) -> DeliveryFailed:
+    return DeliveryFailed(
+        f"{error}: {setting} does not take messages; fix it and restart",
+        permanent=True,
+    )
 
 
 _TRANSPORT_ERRORS = (SlackApiError, aiohttp.ClientError, TimeoutError, OSError)
@@ -274,6 +303,8 @@ class WebhookDelivery:
             response = await self._client.post(
                 self._url, json=message.to_kwargs(), extensions=extensions
             )
+        except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
+            raise _bad_address("SLACK_WEBHOOK_URL", type(exc).__name__) from exc
         except httpx.HTTPError as exc:
             raise DeliveryFailed(type(exc).__name__, permanent=False) from exc
         if response.status_code == 429:
@@ -282,8 +313,11 @@ class WebhookDelivery:
             raise self.pauses.note("incoming-webhook", "webhook", failure)
         if response.status_code >= 500:
             raise DeliveryFailed(f"http_{response.status_code}", permanent=False)
+        if response.status_code in GONE:
+            # no_service, channel_is_archived: the webhook was removed or its channel is gone
+            raise _bad_address("SLACK_WEBHOOK_URL", response.text[:100] or "http_404")
         if response.status_code >= 400:
-            # Incoming webhooks answer 4xx with a plain-text reason (no_service, ...)
+            # Incoming webhooks answer 4xx with a plain-text reason (invalid_token, ...)
             reason = response.text[:100] or f"http_{response.status_code}"
             raise DeliveryFailed(reason, permanent=True)
         return PostRef(channel=channel, ts="")

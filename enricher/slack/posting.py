@@ -30,6 +30,7 @@ from tenacity import (
 
 from enricher.errors import DeliveryFailed
 from enricher.slack.delivery import Delivery, OnSent, PostRef
+from enricher.slack.health import DeliveryHealth
 from enricher.slack.render import SlackMessage
 
 log = structlog.get_logger(__name__)
@@ -44,10 +45,11 @@ def marker(group_key: str, status: str) -> str:
 
 
 class Poster:
-    """A `Delivery` behind quick retries and marker lookups."""
+    """A `Delivery` behind quick retries and marker lookups, its writes watched by `health`."""
 
-    def __init__(self, delivery: Delivery) -> None:
+    def __init__(self, delivery: Delivery, *, unready_after: int = 3) -> None:
         self.delivery = delivery
+        self.health = DeliveryHealth(unready_after)
 
     @property
     def can_update(self) -> bool:
@@ -80,12 +82,14 @@ class Poster:
                     return found
             return await self.delivery.post(channel, message, mark, on_sent=on_sent)
 
-        if not self.can_find:
-            return await attempt()
-        return await _quickly(attempt)
+        with self.health.watch():
+            if not self.can_find:
+                return await attempt()
+            return await _quickly(attempt)
 
     async def update(self, ref: PostRef, message: SlackMessage) -> None:
-        await self.delivery.update(ref, message)
+        with self.health.watch():
+            await self.delivery.update(ref, message)
 
     async def find_marker(self, channel: str, mark: str, since: float | None) -> PostRef | None:
         """The post an earlier attempt may have made. A read, so blips are retried in place
@@ -105,7 +109,8 @@ class Poster:
         the process gone before that was stored). Without lookups the caller's ledger
         note (`on_sent`) does that instead."""
         if not self.can_find:
-            await self.delivery.reply(ref, text, mark, broadcast=broadcast)
+            with self.health.watch():
+                await self.delivery.reply(ref, text, mark, broadcast=broadcast)
             if on_sent is not None:
                 await on_sent()
             return
@@ -115,7 +120,8 @@ class Poster:
             _skip_lookup(exc, "slack.reply_lookup_unavailable", ref.channel, "thread replies")
             found = False
         if not found:
-            await self.delivery.reply(ref, text, mark, broadcast=broadcast)
+            with self.health.watch():
+                await self.delivery.reply(ref, text, mark, broadcast=broadcast)
 
     async def close(self) -> None:
         await self.delivery.close()

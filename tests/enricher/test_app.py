@@ -371,7 +371,7 @@ class TestStartup:
         """/readyz says which dependency is fine."""
         body = client.get("/readyz").json()
         assert body["ready"] is True
-        assert set(body["checks"]) == {"models", "qdrant", "redis", "workers"}
+        assert set(body["checks"]) == {"models", "qdrant", "redis", "workers", "delivery"}
 
 
 @pytest.fixture()

@@ -334,6 +334,25 @@ class TestFailures:
         assert 'rbe_dead_letters_total{reason="channel_not_found"} 1.0' in running.metrics()
         assert running.posts() == []
 
+    def test_permanent_errors_in_a_row_make_delivery_unready(self, running: Running) -> None:
+        """After SLACK_PERMANENT_ERRORS_UNREADY (3) permanent errors in a row /readyz says
+        delivery is failing and why; one success makes it ready again."""
+        running.fake.fail_next(3, error="invalid_auth", method="chat.postMessage")
+        for n in range(1, 4):
+            running.alertmanager({**am_body(LAG), "groupKey": f"dead-{n}"})
+
+            def lettered(depth: str = f"rbe_dead_letter_depth {n}.0") -> bool:
+                return depth in running.metrics()
+
+            wait_for(lettered, what=f"dead letter {n}")
+            ready = running.client.get("/readyz")
+            assert (ready.status_code == 200) is (n < 3)
+        delivery = ready.json()["checks"]["delivery"]
+        assert delivery["ok"] is False and "invalid_auth" in delivery["detail"]
+        running.alertmanager(am_body(LAG))
+        wait_for(lambda: len(running.posts()) == 1, what="the post")
+        assert running.client.get("/readyz").json()["checks"]["delivery"]["ok"] is True
+
     def test_redis_down_still_delivers(self, running: Running, redis_server: RedisServer) -> None:
         """With Redis killed, intake answers 202 and the page is delivered in-process."""
         redis_server.kill()

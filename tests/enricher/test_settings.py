@@ -69,9 +69,14 @@ class TestBadSettingsExitTwo:
              "set it to the name the Sentinels monitor"),
             ({"REDIS_SENTINELS": "127.0.0.1", "REDIS_SENTINEL_MASTER": "rbe"},
              "REDIS_SENTINELS='127.0.0.1'", "list the Sentinels as host:port"),
+            ({"SLACK_WEBHOOK_URL": "notaurl"}, "SLACK_WEBHOOK_URL",
+             "set it to the incoming webhook's https:// address"),
+            ({"SLACK_API_URL": "slack.com/api"}, "SLACK_API_URL",
+             "set it to the Web API's base address"),
         ],
         ids=["log-level", "port-range", "redis-url", "qdrant-path-proc", "max-connections",
-             "sentinel-without-master", "sentinel-without-port"],
+             "sentinel-without-master", "sentinel-without-port", "slack-webhook-url",
+             "slack-api-url"],
     )
     def test_one_sentence_names_the_setting(
         self, tmp_path: Path, env: dict[str, str], named: str, fix: str
@@ -108,6 +113,12 @@ class TestValidation:
             load_settings()
         assert "REDIS_URL" in str(caught.value)
         assert "hunter2" not in str(caught.value)
+
+    def test_slack_api_url_gets_its_trailing_slash(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """slack-sdk joins the method onto the base URL: without the slash it would call
+        https://slack.com/chat.postMessage."""
+        monkeypatch.setenv("SLACK_API_URL", "https://slack.example/api")
+        assert load_settings().slack_api_url == "https://slack.example/api/"
 
     @pytest.mark.parametrize(
         "url", ["redis://localhost:6379/0", "rediss://:pw@cache:6380/2", "unix:///run/r.sock"]

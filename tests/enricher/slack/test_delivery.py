@@ -29,6 +29,16 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+async def post_failure(delivery: BotDelivery | WebhookDelivery) -> DeliveryFailed:
+    """How one post through `delivery` fails (it is closed after)."""
+    try:
+        with pytest.raises(DeliveryFailed) as err:
+            await delivery.post("C1", MESSAGE, "m")
+    finally:
+        await delivery.close()
+    return err.value
+
+
 class TestBotDelivery:
     async def test_post_update_reply_and_marker_lookup(self, fake_slack: FakeSlack) -> None:
         """A post can be found again by its marker, updated, and replied to in its thread."""
@@ -85,6 +95,8 @@ class TestBotDelivery:
             ({"error": "channel_not_found"}, True, None),
             ({"error": "invalid_auth"}, True, None),
             ({"error": "internal_error"}, False, None),
+            ({"error": "unknown_method"}, True, None),
+            ({"error": "channel_is_archived"}, True, None),
         ],
     )
     async def test_errors_are_classified(
@@ -96,14 +108,8 @@ class TestBotDelivery:
     ) -> None:
         """429 carries Retry-After, 5xx is transient, configuration errors are permanent."""
         fake_slack.fail_next(1, **fault)  # type: ignore[arg-type]
-        bot = BotDelivery("xoxb-test", fake_slack.url)
-        try:
-            with pytest.raises(DeliveryFailed) as err:
-                await bot.post("C1", MESSAGE, "m")
-        finally:
-            await bot.close()
-        assert err.value.permanent is permanent
-        assert err.value.retry_after == retry_after
+        failure = await post_failure(BotDelivery("xoxb-test", fake_slack.url))
+        assert (failure.permanent, failure.retry_after) == (permanent, retry_after)
 
     async def test_a_429_holds_back_the_calls_it_covers(self, fake_slack: FakeSlack) -> None:
         """After Slack's 429, posts to that channel are not sent until its Retry-After has
@@ -128,6 +134,15 @@ class TestBotDelivery:
         posts = fake_slack.calls_to("chat.postMessage")
         assert [(c.body["channel"], c.status) for c in posts] == [("C1", 429), ("C2", 200)]
         assert other.channel == "C2"
+
+    async def test_an_api_address_that_is_not_slack_is_permanent(
+        self, fake_slack: FakeSlack
+    ) -> None:
+        """A SLACK_API_URL that answers 404, or that aiohttp cannot use, fails for good."""
+        for url in (fake_slack.origin + "/not-the-api/", "notaurl"):
+            failure = await post_failure(BotDelivery("xoxb-test", url))
+            assert failure.permanent is True, str(failure)
+            assert "SLACK_API_URL" in str(failure)
 
     async def test_marker_is_found_behind_a_busy_channel(self, fake_slack: FakeSlack) -> None:
         """The lookup pages through history: 450 newer messages do not hide the marker."""
@@ -163,6 +178,14 @@ class TestWebhookDelivery:
         finally:
             await hook.close()
         assert (err.value.permanent, err.value.retry_after) == (permanent, retry_after)
+
+    @pytest.mark.parametrize("url", ["notaurl", "ftp://hooks.slack.example/x", "https://"])
+    async def test_an_address_it_cannot_send_to_is_permanent(self, url: str) -> None:
+        """No retry can send to an address httpx refuses: the job is dead-lettered at once,
+        its reason naming the setting."""
+        failure = await post_failure(WebhookDelivery(url))
+        assert failure.permanent is True
+        assert "SLACK_WEBHOOK_URL" in str(failure)
 
     async def test_timeout_is_transient(self) -> None:
         """A timeout is worth retrying."""
