@@ -3,11 +3,7 @@
 A webhook is answered as soon as its job is durable (202), so both senders get their 2xx well
 inside their timeouts, and the work happens in the workers (enricher.pipeline.pool).
 
-Size. A PagerDuty body (one event) is read whole, up to `MAX_BODY_BYTES`. An Alertmanager
-group has no size bound, and a 413 would lose its page for good, so once the request has
-passed auth its body is read as it streams in (`GroupReader`): at most
-`ALERTMANAGER_MAX_BODY_BYTES` in all, holding no more than one alert or field
-(`MAX_BODY_BYTES`) at a time, the first alerts kept and the rest counted.
+Size and encoding: enricher.bodies (the caps apply to the decoded body; a zip bomb is 413).
 
 Every refusal is logged at warning with who sent it and counted by reason
 (`rbe_webhooks_rejected_total`), so a sender whose pages are refused is seen. A sender that
@@ -29,58 +25,19 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from enricher.errors import BadRequest, PayloadTooLarge, Unauthorized
+from enricher.bodies import read_capped, read_group
+from enricher.errors import BadRequest, Unauthorized
 from enricher.feedback.intake import verify_slack_request
 from enricher.metrics import Metrics
 from enricher.pipeline.queue import new_job
 from enricher.service import Services
-from enricher.sources import Ignored, Parsed, from_group, parse, refuse_replay
-from enricher.sources.alertmanager import GroupReader, check_alertmanager_auth
+from enricher.sources import Ignored, Parsed, parse, refuse_replay
+from enricher.sources.alertmanager import check_alertmanager_auth
 from enricher.sources.pagerduty import verify_signature
 
 log = structlog.get_logger(__name__)
 
 Handler = Callable[[Request], Awaitable[Response]]
-
-
-def _check_declared(request: Request, limit: int) -> None:
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise PayloadTooLarge(f"body over {limit} bytes")
-
-
-async def read_capped(request: Request, limit: int) -> bytes:
-    """The raw body, refusing more than `limit` bytes without reading them all."""
-    _check_declared(request, limit)
-    chunks: list[bytes] = []
-    async for chunk, size in _chunks(request):
-        if size > limit:
-            raise PayloadTooLarge(f"body over {limit} bytes")
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
-async def read_group(request: Request, *, limit: int, value_limit: int) -> Parsed:
-    """An Alertmanager body read as it arrives, in bounded memory (module docstring)."""
-    _check_declared(request, limit)
-    reader = GroupReader(max_value_chars=value_limit)
-    async for chunk, size in _chunks(request):
-        if size > limit:
-            raise PayloadTooLarge(
-                f"body over {limit} bytes: set max_alerts in the webhook config "
-                "or raise ALERTMANAGER_MAX_BODY_BYTES"
-            )
-        reader.feed(chunk)
-    return from_group(reader.close())
-
-
-async def _chunks(request: Request) -> AsyncIterator[tuple[bytes, int]]:
-    """The body as it arrives, each chunk with the bytes received so far (also kept on
-    `request.state` for the log line of a sender that hangs up)."""
-    request.state.received_bytes = 0
-    async for chunk in request.stream():
-        request.state.received_bytes += len(chunk)
-        yield chunk, request.state.received_bytes
 
 
 def _sender(request: Request) -> dict[str, str | None]:

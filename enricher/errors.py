@@ -5,7 +5,8 @@
     │   ├── MalformedPayload   400  body is not the webhook it claims to be
     │   ├── Unauthorized       401  no credentials we can check
     │   ├── Forbidden          403  wrong credentials or bad signature
-    │   └── PayloadTooLarge    413  body over the size cap
+    │   ├── PayloadTooLarge    413  body over the size cap (decoded)
+    │   └── UnsupportedEncoding 415 a Content-Encoding other than gzip or deflate
     ├── SearchUnavailable      runbook search is down; the page is still delivered
     ├── DeliveryFailed         Slack did not take the message; `.permanent` says retry or not
     ├── NotReplicated          a write did not reach REDIS_MIN_REPLICAS_ACK replicas in time: 503
@@ -58,6 +59,10 @@ class Forbidden(BadRequest):
 
 class PayloadTooLarge(BadRequest):
     status = 413
+
+
+class UnsupportedEncoding(BadRequest):
+    status = 415
 
 
 class SearchUnavailable(EnricherError):

@@ -43,6 +43,7 @@ TIERS: tuple[frozenset[str], ...] = tuple(
         },
         {"index"},
         {"sources"},
+        {"bodies"},
         {"search"},
         {"slack"},
         {"feedback"},

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import base64
+import gzip
 import logging
 import socket
-from collections.abc import Iterator
+import zlib
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
@@ -186,6 +188,63 @@ class TestAllowUnauthenticated:
         assert [(e["log_level"], e["endpoints"]) for e in opened] == [
             ("warning", ["/webhook/pagerduty"])
         ]
+
+
+def raw_deflate(data: bytes) -> bytes:
+    packer = zlib.compressobj(wbits=-15)
+    return packer.compress(data) + packer.flush()
+
+
+class TestContentEncoding:
+    """gzip and deflate bodies are decoded as they stream, the caps on the decoded size."""
+
+    @pytest.mark.parametrize(
+        ("encoding", "pack"),
+        [("gzip", gzip.compress), ("deflate", zlib.compress), ("deflate", raw_deflate),
+         ("GZip", gzip.compress), ("identity", bytes)],
+        ids=["gzip", "deflate-zlib", "deflate-raw", "case", "identity"],
+    )
+    def test_encoded_bodies_are_paged(
+        self, client: TestClient, encoding: str, pack: Callable[[bytes], bytes]
+    ) -> None:
+        """Both webhooks take a compressed body; PagerDuty's signature is of the JSON."""
+        headers = {**BEARER, "Content-Encoding": encoding}
+        alertmanager = client.post("/webhook/alertmanager", content=pack(AM_OK), headers=headers)
+        body = TestPagerDutySignature.BODY
+        signed = {"X-PagerDuty-Signature": sign(body, PD_SECRETS[0]), "Content-Encoding": encoding}
+        pagerduty = client.post("/webhook/pagerduty", content=pack(body), headers=signed)
+        assert (alertmanager.status_code, alertmanager.json()) == (202, {"status": "queued"})
+        assert (pagerduty.status_code, pagerduty.json()) == (202, {"status": "queued"})
+
+    def test_a_zip_bomb_is_413(self, client: TestClient) -> None:
+        """64 MiB of JSON in 64 KiB of gzip: refused once the decoded size passes the cap."""
+        bomb = gzip.compress(b'{"version": "4", "alerts": [' + b" " * (64 << 20), 1)
+        headers = {**BEARER, "Content-Encoding": "gzip"}
+        alertmanager = client.post("/webhook/alertmanager", content=bomb, headers=headers)
+        pagerduty = client.post(
+            "/webhook/pagerduty", content=bomb, headers={"Content-Encoding": "gzip"}
+        )
+        assert (alertmanager.status_code, pagerduty.status_code) == (413, 413)
+        assert "ALERTMANAGER_MAX_BODY_BYTES" in alertmanager.json()["error"]
+
+    @pytest.mark.parametrize(
+        ("encoding", "content", "status", "reason"),
+        [
+            ("br", AM_OK, 415, "Content-Encoding br is not supported; send gzip, deflate or none"),
+            ("gzip, gzip", AM_OK, 415, "Content-Encoding gzip, gzip is not supported"),
+            ("gzip", AM_OK, 400, "body is not valid gzip"),
+            ("gzip", gzip.compress(AM_OK)[:-20], 400, "gzip body ends early"),
+        ],
+        ids=["brotli", "stacked", "not-gzip", "truncated"],
+    )
+    def test_what_cannot_be_decoded_is_refused(
+        self, client: TestClient, encoding: str, content: bytes, status: int, reason: str
+    ) -> None:
+        """An encoding we do not read is 415; a body that is not what it says is 400."""
+        headers = {**BEARER, "Content-Encoding": encoding}
+        response = client.post("/webhook/alertmanager", content=content, headers=headers)
+        assert response.status_code == status
+        assert response.json()["error"].startswith(reason)
 
 
 HOSTILE = [
