@@ -1,0 +1,190 @@
+"""A team's own name and words for a project's alert: the renamed and reworded cases.
+
+Deterministic rules, the same for every corpus, never a per-alert choice: the name is cut
+into words, the project's prefix (a first word that starts at least three of the corpus's
+alert names) is dropped, state and resource words are swapped for synonyms, the words are
+sometimes rotated, and a team's name is put in front (``TempoCompactionsFailing`` ->
+``LedgerCompactionsErroring``). Rewording swaps words of the summary and description the
+same way and drops the exporters' ``VALUE = / LABELS =`` tails. Pure.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+
+from scripts.corpus_gen.payloads import digest
+
+__all__ = ["TEAMS", "name_words", "project_prefixes", "renamed", "reworded"]
+
+TEAMS = (
+    "Payments",
+    "Checkout",
+    "Ledger",
+    "Orders",
+    "Catalog",
+    "Billing",
+    "Identity",
+    "Shipping",
+    "Analytics",
+    "Inventory",
+    "Booking",
+    "Storefront",
+)
+
+#: Alert-name words and a team's word for the same thing.
+NAME_SYNONYMS: dict[str, str] = {
+    "down": "Unavailable",
+    "unavailable": "Down",
+    "high": "Elevated",
+    "elevated": "High",
+    "low": "Depleted",
+    "failing": "Erroring",
+    "failed": "Broken",
+    "failure": "Error",
+    "failures": "Errors",
+    "error": "Failure",
+    "errors": "Failures",
+    "unhealthy": "Degraded",
+    "slow": "Sluggish",
+    "lag": "Delay",
+    "lagging": "Behind",
+    "latency": "ResponseTime",
+    "full": "Exhausted",
+    "missing": "Absent",
+    "absent": "Missing",
+    "critical": "Severe",
+    "offline": "Unreachable",
+    "unreachable": "Offline",
+    "restart": "Reboot",
+    "restarts": "Reboots",
+    "stuck": "Hung",
+    "exceeded": "Breached",
+    "expiring": "NearExpiry",
+    "expired": "Lapsed",
+    "pending": "Queued",
+    "disk": "Volume",
+    "memory": "Ram",
+    "cpu": "Processor",
+    "connections": "Sessions",
+    "connection": "Session",
+    "requests": "Calls",
+    "request": "Call",
+    "replication": "Sync",
+    "usage": "Consumption",
+    "space": "Capacity",
+    "many": "Excessive",
+    "too": "",
+    "crash": "Dies",
+    "crashlooping": "KeepsDying",
+    "destroyed": "Deleted",
+    "deleted": "Removed",
+    "timeout": "Deadline",
+    "timeouts": "Deadlines",
+    "duration": "Time",
+    "queue": "Backlog",
+}
+#: Words of summaries and descriptions and a team's plainer word.
+TEXT_SYNONYMS: dict[str, str] = {
+    "high": "elevated",
+    "errors": "failures",
+    "error": "failure",
+    "failed": "broke",
+    "down": "unreachable",
+    "instance": "node",
+    "instances": "nodes",
+    "requests": "calls",
+    "request": "call",
+    "latency": "response time",
+    "disk": "volume",
+    "memory": "RAM",
+    "more than": "over",
+    "less than": "under",
+    "exceeded": "went past",
+    "detected": "seen",
+    "unable": "not able",
+    "replica": "copy",
+    "replicas": "copies",
+    "connection": "session",
+    "connections": "sessions",
+    "usage": "use",
+    "available": "free",
+    "running": "up",
+    "restarted": "rebooted",
+    "number": "count",
+    "increase": "rise",
+    "increasing": "rising",
+    "slow": "sluggish",
+    "delayed": "behind",
+    "pending": "queued",
+    "failing": "breaking",
+    "unhealthy": "degraded",
+    "missing": "absent",
+    "certificate": "cert",
+    "server": "host",
+    "query": "lookup",
+    "queries": "lookups",
+    "critical": "severe",
+    "cluster": "deployment",
+    "too many": "an excess of",
+    "is down": "has stopped answering",
+    "has": "shows",
+    "cannot": "can not",
+    "exceeds": "is past",
+    "reached": "hit",
+    "storage": "disk space",
+}
+_SPLIT = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+_VALUE_TAIL = re.compile(r"\s*VALUE\s*=.*", re.DOTALL)
+_TEXT_WORDS = re.compile(
+    r"\b(" + "|".join(re.escape(k) for k in sorted(TEXT_SYNONYMS, key=len, reverse=True)) + r")\b",
+    re.IGNORECASE,
+)
+
+
+def name_words(name: str) -> list[str]:
+    """The words of an alert name, in any case style (CamelCase, snake_case, spaced)."""
+    return _SPLIT.findall(name)
+
+
+def project_prefixes(names: Sequence[str], least: int = 3) -> frozenset[str]:
+    """Lower-cased first words that start at least `least` of the corpus's alert names."""
+    firsts = Counter(words[0].lower() for words in map(name_words, names) if len(words) > 1)
+    return frozenset(word for word, count in firsts.items() if count >= least)
+
+
+def _title(word: str) -> str:
+    return (
+        word if word[:1].isupper() and not word.isupper() else word[:1].upper() + word[1:].lower()
+    )
+
+
+def renamed(name: str, prefixes: frozenset[str], salt: str) -> str:
+    """A team's own name for the alert `name` (salt: the corpus, so teams differ)."""
+    words = name_words(name)
+    if len(words) > 1 and words[0].lower() in prefixes:
+        words = words[1:]
+    swapped = [NAME_SYNONYMS.get(w.lower(), _title(w)) for w in words]
+    swapped = [w for w in swapped if w] or ["Alert"]
+    pick = int(digest("rename", salt, name), 16)
+    if pick % 3 == 0 and len(swapped) > 2:
+        swapped = swapped[1:] + swapped[:1]
+    team = TEAMS[pick // 3 % len(TEAMS)]
+    return team + "".join(swapped)
+
+
+def team_of(name: str, salt: str) -> str:
+    """The team whose name `renamed` puts in front of `name`."""
+    return TEAMS[int(digest("rename", salt, name), 16) // 3 % len(TEAMS)]
+
+
+def reworded(text: str) -> str:
+    """The sentence in a team's words: synonyms swapped, exporter tails dropped."""
+    plain = _VALUE_TAIL.sub("", text).strip()
+
+    def swap(found: re.Match[str]) -> str:
+        word = TEXT_SYNONYMS[found.group(0).lower()]
+        return word[:1].upper() + word[1:] if found.group(0)[:1].isupper() else word
+
+    return " ".join(_TEXT_WORDS.sub(swap, plain).split())
