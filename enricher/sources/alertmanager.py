@@ -349,11 +349,16 @@ def _representative(payload: AlertmanagerPayload, alert_name: str) -> Alertmanag
 
 
 def _alert_name(payload: AlertmanagerPayload) -> str:
-    if name := _first(("alertname",), payload.common_labels, payload.group_labels):
+    """The group's alert name (groupLabels), else the one most of its alerts carry, else
+    commonLabels': the page names what the alerts carry, even when a sender's
+    commonLabels disagree with them."""
+    if name := _first(("alertname",), payload.group_labels):
         return name
     # Counter keeps insertion order and most_common() is stable, so ties go to the first seen.
     names = Counter(n for a in payload.alerts if (n := a.labels.get("alertname", "").strip()))
-    return names.most_common(1)[0][0] if names else "unknown"
+    if names:
+        return names.most_common(1)[0][0]
+    return _first(("alertname",), payload.common_labels) or "unknown"
 
 
 def _severity_rank(severity: str) -> int:
@@ -406,6 +411,9 @@ def normalize_group(group: AlertGroup) -> Alert:
     rep = _representative(payload, alert_name)
     common, annotations = payload.common_annotations, rep.annotations
     firing = payload.status == "firing" or group.firing > 0
+    labels = dict(payload.common_labels or rep.labels)
+    if "alertname" in labels:
+        labels["alertname"] = alert_name
     starts = [a.starts_at for a in payload.alerts if a.starts_at is not None]
     ends = [a.ends_at for a in payload.alerts if a.status == "resolved" and a.ends_at]
     return Alert(
@@ -416,7 +424,7 @@ def normalize_group(group: AlertGroup) -> Alert:
         severity=_first(("severity",), payload.common_labels) or group.top_severity,
         summary=_first(("summary", "message"), common, annotations) or "",
         description=_first(("description",), common, annotations) or "",
-        labels=dict(payload.common_labels or rep.labels),
+        labels=labels,
         runbook_url=_first(("runbook_url", "runbook"), common, annotations),
         group_key=_group_key(payload, alert_name),
         alert_count=group.total + payload.truncated_alerts,

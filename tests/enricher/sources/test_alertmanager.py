@@ -208,17 +208,31 @@ class TestAlertName:
         [
             pytest.param(
                 group(
+                    [am_alert({"alertname": "B"})],
+                    commonLabels={"alertname": "A"},
+                    groupLabels={"alertname": "B"},
+                ),
+                "B",
+                id="group-labels-over-common-labels",
+            ),
+            pytest.param(
+                group(
                     [am_alert({"alertname": "C"})],
                     commonLabels={"alertname": "A"},
                     groupLabels={"alertname": "B"},
                 ),
-                "A",
-                id="common-labels-first",
+                "B",
+                id="group-labels-first",
             ),
             pytest.param(
-                group([am_alert({"alertname": "C"})], groupLabels={"alertname": "B"}),
-                "B",
-                id="group-labels-next",
+                group([am_alert({"alertname": "C"})], commonLabels={"alertname": "A"}),
+                "C",
+                id="alerts-before-common-labels",
+            ),
+            pytest.param(
+                group([am_alert({"job": "api"})], commonLabels={"alertname": "A"}),
+                "A",
+                id="common-labels-last",
             ),
             pytest.param(
                 group([am_alert({"alertname": n}) for n in ("X", "Y", "Y")]),
@@ -234,8 +248,11 @@ class TestAlertName:
         ],
     )
     def test_precedence(self, body: dict[str, Any], expected: str) -> None:
-        """alert_name: commonLabels, then groupLabels, then the most common among alerts."""
-        assert normalize(body).alert_name == expected
+        """alert_name: groupLabels, else the most common among the alerts, else
+        commonLabels; the alert's labels agree with it."""
+        alert = normalize(body)
+        assert alert.alert_name == expected
+        assert alert.labels.get("alertname", expected) == expected
 
 
 class TestService:
