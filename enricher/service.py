@@ -11,7 +11,7 @@ import os
 import socket
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import Any, Protocol, cast
@@ -76,7 +76,8 @@ class BackgroundSync(Protocol):
     #: A source that failed in the last run (served as before): shown, not "not ready".
     source_problem: str | None
     runs: int
-    remote: RemoteState | None
+    #: The git remotes of RUNBOOK_GIT_URL, in its order.
+    remotes: Sequence[RemoteState]
 
     def start(self) -> None: ...
 
@@ -288,11 +289,12 @@ class Services:
 
     async def refresh_gauges(self) -> None:
         await self.pool.refresh_gauges()
-        remote = self.sync.remote if self.sync is not None else None
-        if remote is not None:
-            self.metrics.git_fetch_failures.set(remote.failures)
-            if remote.fetched_at is not None:
-                self.metrics.git_fetched_at.set(remote.fetched_at)
+        remotes = self.sync.remotes if self.sync is not None else ()
+        if remotes:  # of several remotes, the one that has failed longest
+            self.metrics.git_fetch_failures.set(max(r.failures for r in remotes))
+            fetched = [r.fetched_at for r in remotes if r.fetched_at is not None]
+            if len(fetched) == len(remotes):
+                self.metrics.git_fetched_at.set(min(fetched))
 
     async def readiness(self) -> dict[str, dict[str, Any]]:
         checks: dict[str, dict[str, Any]] = {
@@ -317,8 +319,8 @@ class Services:
                 "detail": self.sync.last_error
                 or "; ".join(filter(None, [f"{self.sync.runs} run(s)", self.sync.source_problem])),
             }
-            if self.sync.remote is not None:
-                checks["runbook_git"] = remote_check(self.sync.remote)
+            for n, remote in enumerate(self.sync.remotes):
+                checks["runbook_git" + (f"_{n + 1}" if n else "")] = remote_check(remote)
         checks["delivery"] = self.processor.poster.health.check()
         alive, started = self.pool.workers_alive()
         checks["workers"] = {

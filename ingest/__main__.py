@@ -1,6 +1,7 @@
-"""`python -m ingest --root DIR [--root DIR ...] [--no-git] [--no-prune]`
+"""`python -m ingest [--root [NAME=]DIR ...] [--no-git] [--no-prune]`
 
-With RUNBOOK_GIT_URL set, the remote is fetched into RUNBOOK_GIT_DIR first and indexed as
+The sources are those of the settings (ingest.configure), `--root` replacing RUNBOOK_ROOTS.
+With RUNBOOK_GIT_URL set, each remote is fetched into RUNBOOK_GIT_DIR first and indexed as
 one more root; with CONFLUENCE_URL set, the Confluence spaces are synced too (with either,
 `--root` is optional). Prints the sync summary line on stdout; exits 1 when any source
 failed (a failed fetch included: the last good checkout, if any, is indexed), 2 on
@@ -11,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 import structlog
 
@@ -21,8 +21,8 @@ from enricher.index.connect import open_index
 from enricher.index.embedding import Embedder
 from enricher.settings import load_settings
 from ingest.cache import EmbeddingCache, connect
-from ingest.confluence.source import from_settings as confluence_source
-from ingest.gitremote import GitFetchError, GitRemote
+from ingest.configure import configure
+from ingest.gitremote import GitFetchError
 from ingest.sync import Progress, Syncer, SyncOptions
 
 log = structlog.get_logger("ingest")
@@ -49,11 +49,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--root",
-        type=Path,
         action="append",
         default=[],
-        help="folder of runbooks, <root>/<service>/<alert_name>.md (repeatable; optional "
-        "when RUNBOOK_GIT_URL or CONFLUENCE_URL is set)",
+        metavar="[NAME=]DIR",
+        help="folder of runbooks, <root>/<service>/<alert_name>.md, optionally with the "
+        "source name its documents are known by (repeatable; default RUNBOOK_ROOTS)",
     )
     parser.add_argument("--no-git", action="store_true", help="ignore git metadata")
     parser.add_argument(
@@ -63,33 +63,31 @@ def main(argv: list[str] | None = None) -> int:
     logs.configure(json=False)
     try:
         settings = load_settings()
-        confluence = confluence_source(settings)
-        if not args.root and confluence is None and not settings.runbook_git_url:
+        sources = configure(settings, [str(r) for r in args.root] or None)
+        if not sources.roots and sources.confluence is None:
             raise ConfigError(
-                "nothing to index: give --root DIR, or set RUNBOOK_GIT_URL or CONFLUENCE_URL"
+                "nothing to index: give --root DIR, or set RUNBOOK_ROOTS, RUNBOOK_GIT_URL or "
+                "CONFLUENCE_URL"
             )
         embedder = Embedder(settings)
         index = open_index(settings)
     except ConfigError as exc:
         log.error("ingest.config_error", error=str(exc))
         return 2
-    roots: list[Path] = list(args.root)
     fetch_failed = False
-    remote = GitRemote.from_settings(settings)
-    if remote is not None:
+    for remote in sources.remotes:
         try:
             remote.update()
         except GitFetchError:  # logged by the remote; its last good checkout is indexed
             fetch_failed = True
-        if remote.root.is_dir():
-            roots.append(remote.root)
-    if not roots and confluence is None:
-        index.close()  # the remote was never fetched: nothing to index
+    roots = [root for root in sources.roots if root.path.is_dir() or root in sources.folders]
+    if not roots and sources.confluence is None:
+        index.close()  # no remote was ever fetched: nothing to index
         return 1
     cache = EmbeddingCache(connect(settings), embedder.identity.dense)
-    sources = [confluence] if confluence is not None else []
     options = SyncOptions.from_settings(
-        settings, roots, use_git=not args.no_git, prune=not args.no_prune, sources=sources
+        settings, roots, use_git=not args.no_git, prune=not args.no_prune,
+        sources=sources.incremental,
     )
     try:
         report = Syncer(index, embedder, cache).run(options, progress=_progress_bar())
@@ -101,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     finally:
         index.close()
-        for source in sources:
+        for source in sources.incremental:
             source.close()
     print(report.summary(), flush=True)
     return 1 if report.errors or fetch_failed else 0

@@ -10,9 +10,9 @@ from datetime import datetime
 class Document:
     """One runbook file, with its metadata resolved (front matter wins over the path)."""
 
-    #: Unique across roots: "<source>:<path>".
+    #: Unique across sources: "<source>:<path>".
     doc_id: str
-    #: Label of the root the file came from (the root folder's name).
+    #: The name of the source it came from (ingest.naming): what a page shows.
     source: str
     #: Path relative to the root, with forward slashes: "<service>/<alert_name>.md".
     path: str

@@ -28,13 +28,12 @@ import shutil
 import subprocess
 import time
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from urllib.parse import SplitResult, unquote, urlsplit, urlunsplit
 
 import structlog
 
-from enricher.errors import ConfigError
-from enricher.settings import Settings
+from ingest.naming import Root
 
 log = structlog.get_logger(__name__)
 
@@ -94,17 +93,42 @@ def _branch_name(ref: str) -> str:
     return ref
 
 
+def source_candidates(url: str, ref: str, subdir: str) -> tuple[str, ...]:
+    """A remote's source names, shortest first (ingest.naming): its repository path
+    (`acme/ops`), then with the subfolder, the host, and the ref."""
+    shown = display_url(url).rstrip("/")
+    scheme, _, rest = shown.rpartition("://")
+    host, _, path = (rest.partition("/") if scheme else rest.rpartition(":"))
+    path = path.strip("/").removesuffix(".git") or _repo_name(url)
+    host = host.rpartition("@")[2].partition(":")[0]
+    inside = f"{path}/{subdir.strip('/')}" if subdir.strip("/") else path
+    return tuple(dict.fromkeys([path, inside, f"{host}/{inside}", f"{host}/{inside}@{ref}"]))
+
+
 class GitRemote:
     def __init__(
-        self, url: str, *, ref: str, subdir: str, token: str | None, folder: Path
+        self,
+        url: str,
+        *,
+        ref: str,
+        subdir: str,
+        token: str | None,
+        folder: Path,
+        source: str | None = None,
     ) -> None:
         self.url, user, password = _split_credentials(url)
         self.name = display_url(url)
         self.ref = ref
         self.subdir = subdir.strip("/")
+        #: The source name of its runbooks (ingest.naming): what a page shows.
+        self.source = source or source_candidates(url, ref, self.subdir)[0]
         self.secret = token or password
-        self.checkout = folder / _repo_name(self.url)
+        self.checkout = folder / re.sub(r"[^A-Za-z0-9._-]", "-", self.source).strip(".-")
         self.root = self.checkout / self.subdir if self.subdir else self.checkout
+        # Before sources had names, its runbooks were named after the folder they were in.
+        legacy = PurePosixPath(self.subdir).name or _repo_name(self.url)
+        #: The checkout's runbooks as a root of the sync.
+        self.named_root = Root(self.root, self.source, legacy)
         self._env = self._git_env(user)
         #: The commit served: the last one fetched and checked out (None before the first).
         self.commit: str | None = None
@@ -115,25 +139,6 @@ class GitRemote:
         #: Epoch seconds of the last good fetch.
         self.fetched_at: float | None = None
         self._prepared = False
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> GitRemote | None:
-        """The remote RUNBOOK_GIT_URL names; ConfigError at startup when git is missing."""
-        if not settings.runbook_git_url:
-            return None
-        if shutil.which("git") is None:
-            raise ConfigError(
-                "RUNBOOK_GIT_URL is set but git is not installed: install git "
-                "(`apt-get install git`), or unset RUNBOOK_GIT_URL"
-            )
-        token = settings.runbook_git_token
-        return cls(
-            settings.runbook_git_url,
-            ref=settings.runbook_git_ref,
-            subdir=settings.runbook_git_subdir,
-            token=token.get_secret_value() if token else None,
-            folder=settings.runbook_git_dir,
-        )
 
     def _git_env(self, user: str | None) -> dict[str, str]:
         # The process environment is passed on as git would inherit it (HOME, PATH, ssh

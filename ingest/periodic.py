@@ -34,8 +34,9 @@ from enricher.index.embedding import Embedder
 from enricher.index.engine import Index
 from enricher.settings import Settings
 from ingest.cache import EmbeddingCache, connect
-from ingest.confluence.source import from_settings as confluence_source
+from ingest.configure import configure
 from ingest.gitremote import GitFetchError, GitRemote
+from ingest.naming import Root
 from ingest.sync import Syncer, SyncMemo, SyncOptions, SyncReport
 
 log = structlog.get_logger(__name__)
@@ -47,16 +48,11 @@ def for_service(
     """The service's sync of RUNBOOK_ROOTS, RUNBOOK_GIT_URL and Confluence into `index`,
     registered as the `enricher.sync` entry point (pyproject.toml): the runtime finds it
     there and never imports `ingest`."""
-    confluence = confluence_source(settings)
-    remote = GitRemote.from_settings(settings)
-    roots = [Path(r) for r in settings.runbook_roots] + ([remote.root] if remote else [])
+    sources = configure(settings)
     # A checkout is always read with its git metadata: that is where revisions come from.
-    use_git = settings.sync_use_git or remote is not None
+    use_git = settings.sync_use_git or bool(sources.remotes)
     options = SyncOptions.from_settings(
-        settings,
-        roots,
-        use_git=use_git,
-        sources=[confluence] if confluence is not None else [],
+        settings, sources.roots, use_git=use_git, sources=sources.incremental
     )
     memo = SyncMemo()
 
@@ -66,7 +62,8 @@ def for_service(
         return Syncer(index, embedder, cache, memo)
 
     return PeriodicSync(
-        make_syncer, options, settings.sync_interval_s, lambda _: on_synced(), remote=remote
+        make_syncer, options, settings.sync_interval_s, lambda _: on_synced(),
+        remotes=sources.remotes,
     )
 
 
@@ -78,11 +75,11 @@ class PeriodicSync:
         interval_s: float,
         on_synced: Callable[[SyncReport], None],
         *,
-        remote: GitRemote | None = None,
+        remotes: Sequence[GitRemote] = (),
     ) -> None:
         self._make_syncer = make_syncer
-        #: Fetched before each run; its state (commit, error, failures) is read by /readyz.
-        self.remote = remote
+        #: Fetched before each run; their state (commit, error, failures) is read by /readyz.
+        self.remotes = tuple(remotes)
         self._options = options
         self._interval_s = interval_s
         self._on_synced = on_synced
@@ -116,12 +113,12 @@ class PeriodicSync:
             self._stop.wait(self._interval_s)
 
     def run_once(self) -> None:
-        if self.remote is not None:
+        for remote in self.remotes:
             # A failed fetch is logged and kept by the remote; its last good checkout is
             # synced as it was.
             with suppress(GitFetchError):
-                self.remote.update()
-        files = fingerprint(self._options.roots)
+                remote.update()
+        files = fingerprint([r.path if isinstance(r, Root) else r for r in self._options.roots])
         # Incremental sources (Confluence) say themselves what changed: asked every time.
         if files == self._synced and not self._options.sources:
             return

@@ -66,16 +66,24 @@ class _GitState:
 DocumentMemo = dict[tuple[str, str, int, int, str, str, str], Document]
 
 
-def scan_root(root: Path, *, use_git: bool = True, memo: DocumentMemo | None = None) -> Scan:
+def scan_root(
+    root: Path,
+    *,
+    name: str | None = None,
+    use_git: bool = True,
+    memo: DocumentMemo | None = None,
+) -> Scan:
     """Read every ``*.md`` under ``root``; git metadata is used when ``root`` is in a work tree.
 
-    With `memo`, a file whose size, mtime and git state are as when it was last read is not
-    read again (the memo keeps the entries of this scan's files only)."""
+    `name` is the source's (ingest.naming; the folder's name when not given): documents are
+    `<name>:<path>`. With `memo`, a file whose size, mtime and git state are as when it was
+    last read is not read again (the memo keeps the entries of this scan's files only)."""
     if not root.is_dir():
         problem = "is not a directory" if root.exists() else "does not exist"
         reason = f"runbook root {problem}"
         return Scan(documents=(), errors=(SourceError(path=str(root), reason=reason),))
     base = root.resolve()
+    source = name or base.name
     errors: list[SourceError] = []
     paths = _markdown_files(base, errors)
     git = _git_state(base) if use_git else _GitState()
@@ -84,7 +92,7 @@ def scan_root(root: Path, *, use_git: bool = True, memo: DocumentMemo | None = N
     for rel in paths:
         key = _memo_key(base, rel, git) if memo is not None else None
         known = memo.get(key) if memo is not None and key is not None else None
-        result = known or _read_document(base, rel, git)
+        result = known or _read_document(base, rel, git, source)
         if isinstance(result, SourceError):
             errors.append(result)
             continue
@@ -126,7 +134,7 @@ def _markdown_files(base: Path, errors: list[SourceError]) -> list[str]:
     return sorted(found)
 
 
-def _read_document(base: Path, rel: str, git: _GitState) -> Document | SourceError:
+def _read_document(base: Path, rel: str, git: _GitState, source: str) -> Document | SourceError:
     try:
         with (base / rel).open("rb") as handle:
             data = handle.read()
@@ -163,7 +171,7 @@ def _read_document(base: Path, rel: str, git: _GitState) -> Document | SourceErr
     else:
         revision = hashlib.sha256(data).hexdigest()
     url = f"{git.web}/{quote(rel)}" if git.web else None
-    return _document(base.name, rel, front, body, last_updated, revision, url)
+    return _document(source, rel, front, body, last_updated, revision, url)
 
 
 def _document(

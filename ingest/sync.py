@@ -28,6 +28,8 @@ from ingest.cache import EmbeddingCache
 from ingest.chunking import actionable, chunk_units, embed_text
 from ingest.document import Chunk, Document, SourceError, Unit
 from ingest.incremental import IncrementalSource
+from ingest.migrate import claims, migrate
+from ingest.naming import Root, name_roots
 from ingest.plan import Indexed, Page, Plan, make_plan
 from ingest.sources import DocumentMemo, scan_root
 from ingest.units import unit_documents
@@ -47,6 +49,8 @@ class SyncReport:
     removed_docs: int = 0
     embedded: int = 0
     from_cache: int = 0
+    #: Pages moved to their source's name without embedding (ingest.migrate).
+    migrated: int = 0
     prune_skipped: bool = False
     errors: list[SourceError] = field(default_factory=list)
 
@@ -56,12 +60,15 @@ class SyncReport:
             f"skipped {self.skipped} unchanged; pruned {self.pruned_chunks} stale chunk(s); "
             f"removed {self.removed_docs} deleted document(s); "
             f"embedded {self.embedded} chunk(s) ({self.from_cache} from cache)"
+            + (f"; moved {self.migrated} to their source's name" if self.migrated else "")
         )
 
 
 @dataclass(frozen=True)
 class SyncOptions:
-    roots: Sequence[Path]
+    #: Folders of runbooks: a `Root` carries its source name, a plain path is named after
+    #: its folder (ingest.naming).
+    roots: Sequence[Path | Root]
     #: Chunk size budget (CHUNK_MAX_CHARS / CHUNK_MIN_CHARS).
     chunk_max_chars: int
     chunk_min_chars: int
@@ -74,7 +81,7 @@ class SyncOptions:
     def from_settings(
         cls,
         settings: Settings,
-        roots: Sequence[Path],
+        roots: Sequence[Path | Root],
         *,
         use_git: bool = True,
         prune: bool = True,
@@ -245,12 +252,16 @@ class Syncer:
         report = SyncReport()
         documents: list[Document] = []
         sources: set[str] = set()
-        for root in options.roots:
+        failed: set[str] = set()
+        roots = name_roots(options.roots, [s.name for s in options.sources])
+        for root in roots:
             memo = self.memo.documents if self.memo is not None else None
-            scan = scan_root(root, use_git=options.use_git, memo=memo)
+            scan = scan_root(root.path, name=root.name, use_git=options.use_git, memo=memo)
             documents.extend(scan.documents)
             report.errors.extend(scan.errors)
-            sources.add(root.resolve().name)
+            sources.add(root.name)
+            if scan.errors:
+                failed.add(root.name)
         held = read_indexed(self.index)
         kept: list[str] = []
         for source in options.sources:
@@ -266,6 +277,7 @@ class Syncer:
         if self.memo is not None:
             current = {page.doc.doc_hash for page in pages}
             self.memo.units = {h: u for h, u in self.memo.units.items() if h in current}
+        report.migrated = migrate(self.index, pages, held, claims(roots, sources), failed)
         plan = make_plan(pages, held, sources, kept)
         report.skipped = len(plan.unchanged)
         self._upsert(plan, report, progress)

@@ -78,6 +78,17 @@ def _hit(point: qe.ScoredPoint) -> Hit:
     )
 
 
+def _point(point_id: object, vector: object, payload: object) -> IndexPoint:
+    vectors = vector if isinstance(vector, dict) else {}
+    sparse = vectors[SPARSE]
+    return IndexPoint(
+        id=str(point_id),
+        dense=list(vectors[DENSE]),
+        sparse=SparseVector(list(sparse.indices), list(sparse.values)),
+        payload=dict(payload) if isinstance(payload, dict) else {},
+    )
+
+
 def is_shard(path: Path) -> bool:
     return (path / _ENGINE_CONFIG).is_file()
 
@@ -189,6 +200,20 @@ class EdgeIndex:
     def retrieve(self, ids: Sequence[str]) -> list[Record]:
         records = self.shard.retrieve(list(ids), with_payload=True, with_vector=False)
         return [Record(str(r.id), dict(r.payload or {})) for r in records]
+
+    def points(self, flt: Filter) -> list[IndexPoint]:
+        found: list[IndexPoint] = []
+        offset: Any = None
+        while True:
+            records, offset = self.shard.scroll(
+                qe.ScrollRequest(
+                    offset=offset, limit=256, filter=_filter(flt), with_payload=True,
+                    with_vector=True,
+                )
+            )
+            found.extend(_point(r.id, r.vector, r.payload) for r in records)
+            if offset is None:
+                return found
 
     def count(self, flt: Filter = EVERYTHING) -> int:
         return self.shard.count(qe.CountRequest(exact=True, filter=_filter(flt)))

@@ -11,8 +11,9 @@ runs the same cases against both:
 The seam speaks plain data (the filters, points and hits below) so neither engine's model
 classes leak into search or ingest. Only what the product uses is here: must / must_not
 filters on keyword and integer fields, one hybrid query (dense + BM25 prefetch fused by RRF
-with an explicit k), one BM25 query, scroll, retrieve, count, upsert, delete and set_payload
-by filter, and a small metadata document kept with the index (model identity, corpus stats).
+with an explicit k), one BM25 query, scroll, retrieve, points with their vectors, count,
+upsert, delete and set_payload by filter, and a small metadata document kept with the index
+(model identity, corpus stats).
 """
 
 from __future__ import annotations
@@ -149,6 +150,10 @@ class Index(Protocol):
         """Up to `limit` records (payload `fields` only, all when None) and the next offset."""
 
     def retrieve(self, ids: Sequence[str]) -> list[Record]: ...
+
+    def points(self, flt: Filter) -> list[IndexPoint]:
+        """Every point `flt` selects, with its vectors: what a document's chunks are copied
+        from when its id changes (ingest.migrate), so that nothing is embedded again."""
 
     def count(self, flt: Filter = EVERYTHING) -> int: ...
 

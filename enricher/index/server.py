@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from qdrant_client import QdrantClient, models
 
@@ -145,6 +145,29 @@ class ServerIndex:
     def retrieve(self, ids: Sequence[str]) -> list[Record]:
         points = self.client.retrieve(self.name, ids=list(ids), with_payload=True)
         return [Record(str(p.id), dict(p.payload or {})) for p in points]
+
+    def points(self, flt: Filter) -> list[IndexPoint]:
+        found: list[IndexPoint] = []
+        offset: Any = None
+        while True:
+            points, offset = self.client.scroll(
+                self.name, scroll_filter=_filter(flt), limit=256, offset=offset,
+                with_payload=True, with_vectors=True,
+            )
+            for p in points:
+                vectors = p.vector if isinstance(p.vector, dict) else {}
+                dense, sparse = vectors[DENSE], vectors[SPARSE]
+                assert isinstance(dense, list) and isinstance(sparse, models.SparseVector)
+                found.append(
+                    IndexPoint(
+                        id=str(p.id),
+                        dense=cast(list[float], dense),
+                        sparse=SparseVector(list(sparse.indices), list(sparse.values)),
+                        payload=dict(p.payload or {}),
+                    )
+                )
+            if offset is None:
+                return found
 
     def count(self, flt: Filter = EVERYTHING) -> int:
         return self.client.count(self.name, count_filter=_filter(flt), exact=True).count

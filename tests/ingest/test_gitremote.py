@@ -14,6 +14,7 @@ from structlog.testing import capture_logs
 
 from enricher.errors import ConfigError
 from enricher.settings import Settings
+from ingest.configure import configure
 from ingest.gitremote import GitFetchError, GitRemote, display_url
 from ingest.sources import scan_root
 from tests.conftest import MODELS_DIR, REPO
@@ -170,15 +171,15 @@ class TestSettings:
     def test_no_remote_without_a_url_and_a_clear_error_without_git(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
-        assert GitRemote.from_settings(Settings()) is None
+        assert configure(Settings()).remotes == ()
         configured = Settings(
             runbook_git_url="https://github.com/acme/ops", runbook_git_dir=tmp_path
         )
-        remote = GitRemote.from_settings(configured)
-        assert remote is not None and remote.checkout == tmp_path / "ops"
+        (remote,) = configure(configured).remotes
+        assert remote.checkout == tmp_path / "acme-ops" and remote.source == "acme/ops"
         monkeypatch.setenv("PATH", str(tmp_path / "no-binaries"))
         with pytest.raises(ConfigError, match="git is not installed"):
-            GitRemote.from_settings(configured)
+            configure(configured)
 
 
 class TestCredentials:

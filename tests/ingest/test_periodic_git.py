@@ -128,8 +128,7 @@ class TestServiceFromGit:
 
             # A revoked token: the service stays ready on the last good commit and says so.
             server.token = "rotated-away"
-            remote = sync.remote
-            assert remote is not None
+            (remote,) = sync.remotes
             wait_for(lambda: remote.failures >= 2, what="failed fetches")
             ready = client.get("/readyz")
             detail = ready.json()["checks"]["runbook_git"]["detail"]

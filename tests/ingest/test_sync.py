@@ -366,23 +366,26 @@ class TestModelIdentity:
             Embedder(Settings(models_dir=tmp_path))
 
 
+def run_cli(settings: Settings, *roots: Path) -> subprocess.CompletedProcess[str]:
+    """`python -m ingest --no-git --root ROOT...` against the test's index and Redis."""
+    env = {
+        **os.environ,
+        "QDRANT_PATH": str(settings.qdrant_path),
+        "QDRANT_COLLECTION": settings.qdrant_collection,
+        "REDIS_URL": settings.redis_url,
+        "MODELS_DIR": str(settings.models_dir),
+    }
+    args = [sys.executable, "-m", "ingest", "--no-git"]
+    for root in roots:
+        args += ["--root", str(root)]
+    return subprocess.run(args, env=env, cwd=REPO, capture_output=True, text=True, check=False)
+
+
 class TestCli:
-    def run_cli(self, settings: Settings, *roots: Path) -> subprocess.CompletedProcess[str]:
-        env = {
-            **os.environ,
-            "QDRANT_PATH": str(settings.qdrant_path),
-            "QDRANT_COLLECTION": settings.qdrant_collection,
-            "REDIS_URL": settings.redis_url,
-            "MODELS_DIR": str(settings.models_dir),
-        }
-        args = [sys.executable, "-m", "ingest", "--no-git"]
-        for root in roots:
-            args += ["--root", str(root)]
-        return subprocess.run(args, env=env, cwd=REPO, capture_output=True, text=True, check=False)
 
     def test_summary_line_and_exit_codes(self, corpus: Path, settings: Settings) -> None:
         """The CLI prints the one summary line; a broken file makes it exit 1."""
-        ok = self.run_cli(settings, corpus)
+        ok = run_cli(settings, corpus)
         assert ok.returncode == 0, ok.stderr
         assert re.fullmatch(
             r"indexed 2 document\(s\) as \d+ chunk\(s\); skipped 0 unchanged; pruned 0 stale "
@@ -391,7 +394,7 @@ class TestCli:
             ok.stdout,
         )
         (corpus / "postgres/Empty.md").write_text("")
-        bad = self.run_cli(settings, corpus)
+        bad = run_cli(settings, corpus)
         assert bad.returncode == 1
         assert "postgres/Empty.md" in bad.stderr
         assert "skipped 2 unchanged" in bad.stdout

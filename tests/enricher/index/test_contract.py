@@ -104,6 +104,15 @@ class TestIndex:
         assert [r.payload["doc_id"] for r in index.retrieve(ids)] == ["b"]
         assert index.retrieve(ids)[0].id == schema.point_id("b", 0)
 
+    def test_points_come_with_their_vectors(self, index: Index) -> None:
+        """What a document's chunks are copied from when its id changes (ingest.migrate)."""
+        found = {p.id: p for p in index.points(Filter(must=(Equals("doc_id", "a"),)))}
+        assert set(found) == {schema.point_id("a", i) for i in range(3)}
+        first = found[schema.point_id("a", 0)]
+        assert [round(x, 6) for x in first.dense] == [1.0, 0.0, 0.0]
+        assert (list(first.sparse.indices), list(first.sparse.values)) == ([1, 2], [1.0, 1.0])
+        assert first.payload["services"] == ["db", "api"]
+
     def test_delete_and_set_payload_by_filter(self, index: Index) -> None:
         index.set_payload({"revision": "r2"}, Filter(must=(Equals("doc_id", "a"),)))
         records, _ = index.scroll(EVERYTHING, 10)
