@@ -55,7 +55,7 @@ EXTRACTORS: dict[str, Extractor] = {
     "sourcegraph": extract_pages.sourcegraph,
     "harvest": extract_pages.harvest,
     "srerun": extract_files.srerun,
-    "cnpg": extract_files.cnpg,
+    "runbook_folder": extract_files.runbook_folder,
     "gitlab": extract_files.gitlab,
 }
 

@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from enricher.audit.rules import Rule
-from quality.train.rename import renamed, reworded, team_of
+from quality.train.rename import renamed, reworded_description, reworded_summary, team_of
 from scripts.corpus_gen.noise import NOISE, NOISE_SLOTS
 from scripts.corpus_gen.payloads import alertmanager_body, digest
 
@@ -46,7 +46,8 @@ def _pick(options: Sequence[str], *parts: object) -> str:
 
 
 def _labels(rule: Rule, service: str, salt: str) -> dict[str, str]:
-    """The firing alert's labels: the rule's own, and what the scrape adds."""
+    """The firing alert's labels: the rule's own, what the scrape adds, and a value for each
+    label its annotations name (`{{ $labels.volume }}` -> `volume: volume-3`)."""
     host = int(digest("host", salt, rule.name), 16)
     labels = {
         "instance": f"10.{host % 200 + 20}.{host // 200 % 250}.{host // 50000 % 250}:9100",
@@ -54,6 +55,11 @@ def _labels(rule: Rule, service: str, salt: str) -> dict[str, str]:
         "cluster": _pick(_CLUSTERS, "cluster", salt, rule.name),
         "severity": "warning",
     }
+    for note in rule.annotations.values():
+        for found in _LABEL_REF.finditer(note):
+            name = found.group(1) or found.group(2)
+            number = int(digest("label", salt, rule.name, name), 16) % 9 + 1
+            labels.setdefault(name, f"{name.replace('_', '-')}-{number}")
     labels.update({k: v for k, v in rule.labels.items() if "{{" not in v and v})
     return dict(sorted(labels.items()))
 
@@ -152,8 +158,8 @@ def _case(
     if rewrite:
         team = team_of(rule.name, corpus)
         notes = {
-            "description": f"{reworded(notes['description'])} Paged to {team} on-call.",
-            "summary": reworded(notes["summary"]),
+            "description": f"{reworded_description(notes['description'])} Paged to {team} on-call.",
+            "summary": reworded_summary(notes["summary"]),
         }
     payload = (
         _pd(case_id, labels, notes, f"{team_of(rule.name, corpus)} - {service}")

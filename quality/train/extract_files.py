@@ -20,7 +20,7 @@ from quality.train.model import Extracted, Pair
 from quality.train.pages import strip_details
 from quality.train.rules import parse_rules
 
-__all__ = ["cnpg", "gitlab", "srerun"]
+__all__ = ["gitlab", "runbook_folder", "srerun"]
 
 _SHORTCODE = re.compile(r"^\s*\{\{[%<].*[%>]\}\}\s*$", re.MULTILINE)
 _PREAMBLE = re.compile(r"^Here is a runbook for the .*\n", re.MULTILINE)
@@ -94,15 +94,16 @@ def srerun(trees: Mapping[str, Tree], select: Sequence[str]) -> Extracted:
     return Extracted(files, tuple(pairs), tuple(orphans), {repo: tuple(sorted(read))})
 
 
-def cnpg(trees: Mapping[str, Tree], select: Sequence[str]) -> Extracted:
-    """cloudnative-pg/charts: the cluster chart's rules (Helm templates, one per file) and
-    ``docs/runbooks/<AlertName>.md``."""
-    repo = "cloudnative-pg/charts"
+def runbook_folder(trees: Mapping[str, Tree], select: Sequence[str]) -> Extracted:
+    """A rules folder and a folder of ``<AlertName>.md`` runbooks in one repository
+    (`select`: repository, rules folder, runbooks folder, service name), such as
+    cloudnative-pg's chart (rules written as Helm templates) or Promscale's mixin."""
+    repo, rules_dir, books_dir, service = select
     tree = trees[repo]
-    rule_files = [p for p in tree.files("charts/cluster/prometheus_rules") if p.endswith(".yaml")]
-    runbooks = _by_key(tree.files("charts/cluster/docs/runbooks"))
-    files = {f"cloudnative-pg/{PurePosixPath(p).name}": tree.read(p) for p in runbooks.values()}
-    corpus_paths = {p: f"cloudnative-pg/{PurePosixPath(p).name}" for p in runbooks.values()}
+    rule_files = [p for p in tree.files(rules_dir) if p.endswith((".yaml", ".yml"))]
+    runbooks = _by_key(tree.files(books_dir))
+    corpus_paths = {p: f"{service}/{PurePosixPath(p).name}" for p in runbooks.values()}
+    files = {corpus_paths[p]: tree.read(p) for p in runbooks.values()}
     rules = [rule for path in rule_files for rule in parse_rules(tree.read(path), path)]
     pairs, orphans = _link(rules, runbooks, files, corpus_paths, repo)
     read = tuple(sorted([*rule_files, *runbooks.values()]))

@@ -16,7 +16,16 @@ from collections.abc import Sequence
 
 from scripts.corpus_gen.payloads import digest
 
-__all__ = ["TEAMS", "name_words", "project_prefixes", "renamed", "reworded"]
+__all__ = [
+    "TEAMS",
+    "name_words",
+    "project_prefixes",
+    "renamed",
+    "reworded",
+    "reworded_description",
+    "reworded_summary",
+    "team_of",
+]
 
 TEAMS = (
     "Payments",
@@ -134,9 +143,67 @@ TEXT_SYNONYMS: dict[str, str] = {
     "exceeds": "is past",
     "reached": "hit",
     "storage": "disk space",
+    "information": "data",
+    "latest": "newest",
+    "accesses": "reaches",
+    "access": "reach",
+    "according to": "based on",
+    "within": "inside",
+    "leader": "primary",
+    "changed": "moved",
+    "current": "present",
+    "service": "app",
+    "services": "apps",
+    "providing": "offering",
+    "triggered": "raised",
+    "alert": "page",
+    "node": "host",
+    "nodes": "hosts",
+    "process": "daemon",
+    "heartbeat": "keepalive",
+    "percentage": "share",
+    "ratio": "share",
+    "total": "overall",
+    "average": "mean",
+    "duration": "time taken",
+    "frequently": "often",
+    "abnormal": "unusual",
+    "normal": "healthy",
+    "recover": "restore",
+    "check": "inspect",
+    "large": "big",
+    "small": "little",
+    "increased": "grew",
+    "decreased": "dropped",
+    "reports": "says",
+    "reported": "said",
+    "received": "got",
+    "sending": "delivering",
+    "send": "deliver",
+    "receive": "get",
+    "lost": "dropped",
+    "stopped": "halted",
+    "started": "began",
+    "waiting": "blocked",
+    "busy": "saturated",
+    "used": "consumed",
+    "too high": "above its limit",
+    "too low": "below its floor",
+    "jobs": "tasks",
+    "job": "task",
+    "rate": "pace",
+    "count": "tally",
+    "table": "relation",
+    "tables": "relations",
+    "database": "DB",
+    "file": "document",
+    "files": "documents",
+    "threshold": "limit",
 }
 _SPLIT = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _VALUE_TAIL = re.compile(r"\s*VALUE\s*=.*", re.DOTALL)
+_CLAUSE = re.compile(r"\s*[(,;:]")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _TEXT_WORDS = re.compile(
     r"\b(" + "|".join(re.escape(k) for k in sorted(TEXT_SYNONYMS, key=len, reverse=True)) + r")\b",
     re.IGNORECASE,
@@ -188,3 +255,15 @@ def reworded(text: str) -> str:
         return word[:1].upper() + word[1:] if found.group(0)[:1].isupper() else word
 
     return " ".join(_TEXT_WORDS.sub(swap, plain).split())
+
+
+def reworded_summary(text: str) -> str:
+    """A summary as a team shortens it: reworded, cut at its first bracket or comma."""
+    head = _CLAUSE.split(reworded(text), maxsplit=1)[0].strip(" .")
+    return head or reworded(text)
+
+
+def reworded_description(text: str) -> str:
+    """A description reworded, its first sentence moved to the end when it has several."""
+    sentences = [s for s in _SENTENCE.split(reworded(text)) if s]
+    return " ".join(sentences[1:] + sentences[:1])

@@ -73,7 +73,7 @@ class Pin:
 class CorpusSource:
     name: str
     domain: str
-    #: Which extractor reads it (quality.train.extract).
+    #: Which extractor reads it (collect.EXTRACTORS: extract_files, extract_pages).
     extractor: str
     pins: tuple[Pin, ...]
     #: Extractor-specific selection, e.g. the rule folders of one domain.
@@ -114,8 +114,21 @@ SOURCES: tuple[CorpusSource, ...] = (
     CorpusSource(
         "cloudnative-pg",
         "PostgreSQL on Kubernetes",
-        "cnpg",
+        "runbook_folder",
         (Pin("cloudnative-pg/charts", "b21ad2dac7992215b8572007adb7448e3c8cc5db", "LICENSE"),),
+        (
+            "cloudnative-pg/charts",
+            "charts/cluster/prometheus_rules",
+            "charts/cluster/docs/runbooks",
+            "cloudnative-pg",
+        ),
+    ),
+    CorpusSource(
+        "promscale",
+        "time-series storage on PostgreSQL",
+        "runbook_folder",
+        (Pin("timescale/promscale", "6ee8545bf30d3bd1ba778cba1736eb0ac21169fe", "LICENSE"),),
+        ("timescale/promscale", "docs/mixin/alerts", "docs/runbooks", "promscale"),
     ),
     CorpusSource(
         "gitlab",

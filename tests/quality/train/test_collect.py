@@ -64,7 +64,10 @@ def mirrors(tmp_path: Path) -> tuple[Path, str]:
 
 
 def _source(commit: str) -> CorpusSource:
-    return CorpusSource("toy", "databases", "cnpg", (Pin(REPO, commit, "LICENSE"),))
+    select = (REPO, "charts/cluster/prometheus_rules", "charts/cluster/docs/runbooks", "toy")
+    return CorpusSource(
+        "toy", "databases", "runbook_folder", (Pin(REPO, commit, "LICENSE"),), select
+    )
 
 
 class TestCollect:
@@ -89,7 +92,7 @@ class TestCollect:
         files, cases, pairs, entry = build(
             _source(commit), trees, frozenset({name_key("KubePodCrashLooping")})
         )
-        assert "cloudnative-pg/KubePodCrashLooping.md" not in files
+        assert "toy/KubePodCrashLooping.md" not in files
         assert all(p["alert"] != "KubePodCrashLooping" for p in pairs)
         assert "KubePodCrashLooping" not in json.dumps(cases)
         assert entry["dropped_as_released"] == 1
@@ -139,7 +142,7 @@ class TestCollect:
             == 0
         )
         assert (out / "toy/cases.jsonl").read_text().count("\n") > 4
-        assert (out / "toy/corpus/cloudnative-pg/ToyDatabaseDown.md").exists()
+        assert (out / "toy/corpus/toy/ToyDatabaseDown.md").exists()
 
 
 class TestSources:
