@@ -29,8 +29,9 @@ code block or an HTML block is what GitHub renders. The rules, in the order they
 
 `chunk_units` first cuts a page with a section per alert into units (ingest.units) and
 chunks each on its own: no chunk spans two alerts, a unit's heading paths start below its
-alert heading, and its preamble carries the alert heading's anchor. Anchors stay those of
-the whole page, as the host numbers repeated headings page-wide.
+alert heading, and its preamble carries the alert heading's anchor. Alert headings with
+no text between them share the text under the last of them: one unit, under the first.
+Anchors stay those of the whole page, as the host numbers repeated headings page-wide.
 
 Chunk text is made of the body's own lines: code lines are kept verbatim, other lines lose
 only trailing whitespace, and runs of blank lines between blocks become one. Empty
@@ -64,27 +65,30 @@ __all__ = [
 SECTION_SEPARATOR = " › "
 
 
-
 #: Headings that say what to do. Runbook templates name these sections the same way across
 #: teams (Diagnosis, Mitigation, Remediation, Steps, Troubleshooting, What to do...).
 _ACTION_HEADING = re.compile(
     r"\b(?:diagnos|mitigat|remediat|resolution|resolv|fix|steps?\b|troubleshoot|actions?\b"
     r"|procedure|recover|workaround|investigat|triage|debug|what to do|how to|respond|response"
-    r"|runbook|playbook|checks?\b|restor|rollback|roll back)",
+    r"|runbook|playbook|checks?\b|restor|rollback|roll back|solutions?\b)",
     re.IGNORECASE,
 )
 #: A fenced or indented code block, or an inline `command` at the start of a list item.
 _COMMANDS = re.compile(r"^(?:```|~~~| {4}\S|\s*[-*] `)", re.MULTILINE)
 
 
-#: A heading the chunk took in from a merged section, rendered as a bold line (rule 5).
+#: A heading the chunk took in from a merged section, rendered as a bold line (rule 5); a
+#: page's own bold label line ("**Next steps**") reads the same.
 _MERGED_HEADING = re.compile(r"^\*\*(.+)\*\*$", re.MULTILINE)
+#: A list item that is only a label for what follows it ("* Solution:"), as alert-rule
+#: references lay out each rule's parts.
+_LIST_LABEL = re.compile(r"^[ \t]*[-*+][ \t]+([A-Za-z][\w ]{0,40}):[ \t]*$", re.MULTILINE)
 
 
 def actionable(section: str, text: str) -> int:
-    """The `schema.Actionable` level of a chunk from its heading path and the headings of
-    the sections merged into it."""
-    headings = [section, *_MERGED_HEADING.findall(text)]
+    """The `schema.Actionable` level of a chunk from its heading path, the headings of the
+    sections merged into it and its label lines."""
+    headings = [section, *_MERGED_HEADING.findall(text), *_LIST_LABEL.findall(text)]
     if any(_ACTION_HEADING.search(heading) for heading in headings):
         return Actionable.HEADING
     return Actionable.COMMANDS if _COMMANDS.search(text) else Actionable.NONE
@@ -121,6 +125,8 @@ class _Page:
     sections: list[_Section]
     #: Every heading's text and anchor, in page order.
     headings: list[_Heading]
+    #: The first alert heading of each run sharing one text -> the run's other headings.
+    runs: dict[int, tuple[int, ...]]
 
 
 #: A chunk under construction: (section number, block) pairs in body order.
@@ -152,9 +158,13 @@ def chunk_units(
         groups.setdefault(section.unit, []).append(section)
     units = []
     for number, sections in groups.items():
-        heading, anchor = page.headings[number] if number is not None else ("", "")
+        heading, anchor = "", ""
+        shared: tuple[str, ...] = ()
+        if number is not None:
+            heading, anchor = page.headings[number]
+            shared = tuple(page.headings[n][0] for n in page.runs.get(number, ()))
         chunks = _chunks(sections, max_chars, min_chars, anchor)
-        units.append(Unit(anchor=anchor, heading=heading, chunks=tuple(chunks)))
+        units.append(Unit(anchor, heading, tuple(chunks), shared))
     return units
 
 
@@ -240,12 +250,15 @@ def _parse(body: str, max_chars: int, style: Style, listed: Sequence[str] | None
     blocks: list[_Block] = []
     last_end: int | None = None
     heading_number = 0
+    #: An alert heading in a run sharing one text -> the run's first heading.
+    run_start: dict[int, int] = {}
 
     def close() -> None:
         numbers = [n for _, n in stack]
         unit = next((n for n in reversed(numbers) if n in alerts), None)
         if unit is not None:
             numbers = numbers[numbers.index(unit) + 1 :]
+            unit = run_start.get(unit, unit)
         sections.append(_Section(tuple(named[n] for n in numbers), tuple(blocks), unit))
 
     for number, token in enumerate(tokens):
@@ -256,6 +269,9 @@ def _parse(body: str, max_chars: int, style: Style, listed: Sequence[str] | None
             if number != title:
                 close()
                 level = int(token.tag[1])
+                if _joins_run(heading_number, alerts, levels) and not blocks:
+                    before = heading_number - 1
+                    run_start[heading_number] = run_start.get(before, before)
                 while stack and stack[-1][0] >= level:
                     stack.pop()
                 stack.append((level, heading_number))
@@ -268,7 +284,17 @@ def _parse(body: str, max_chars: int, style: Style, listed: Sequence[str] | None
         blocks.extend(_block(lines[start:end], start, token.type, code, max_chars, tight))
         last_end = end
     close()
-    return _Page([section for section in sections if section.blocks], named)
+    runs: dict[int, tuple[int, ...]] = {}
+    for member, start in run_start.items():
+        runs[start] = (*runs.get(start, ()), member)
+    return _Page([section for section in sections if section.blocks], named, runs)
+
+
+def _joins_run(number: int, alerts: set[int], levels: Sequence[int]) -> bool:
+    """Whether alert heading `number` follows another alert heading at its level or above
+    it; with no text between them, the two share what follows."""
+    before = number - 1
+    return number in alerts and before in alerts and levels[number] >= levels[before]
 
 
 def _block(

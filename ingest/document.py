@@ -68,6 +68,9 @@ class Unit:
     #: The alert heading as written; empty for the page's own text.
     heading: str
     chunks: tuple[Chunk, ...]
+    #: The alert headings after `heading` that share its text (``## FooDown`` straight
+    #: above ``## BarDown``, then one text for both), as written.
+    shared: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

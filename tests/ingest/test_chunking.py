@@ -230,6 +230,10 @@ class TestActionable:
             ("Background", "Run:\n\n```bash\nkubectl get pods\n```", Actionable.COMMANDS),
             ("Impact", "- `kubectl get pods`", Actionable.COMMANDS),
             ("Prefix rules", "Nothing to do here.", Actionable.NONE),
+            # Alert-rule references name the fix "Solution", as a heading or a list label.
+            ("Possible solutions", "Retry the batch.", Actionable.HEADING),
+            ("", "* Description:\n\n  Broken.\n\n* Solution:\n\n  Retry.", Actionable.HEADING),
+            ("Meaning", "- Disk full: the volume has no room.", Actionable.NONE),
         ],
     )
     def test_levels(self, section: str, text: str, level: int) -> None:
