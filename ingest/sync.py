@@ -106,7 +106,8 @@ class SyncOptions:
 #: 4: a page with a section per alert is indexed as runbook units (ingest.units); every
 #:    chunk carries its page (schema.F_PAGE_ID) and unit anchor; anchors follow the host.
 #: 5: an alert section's name terms read its title as words (name_text).
-INDEX_RECIPE_VERSION = 5
+#: 6: alert headings sharing one text are one unit; more heading shapes cut (ingest.units).
+INDEX_RECIPE_VERSION = 6
 
 
 def _indexed_hash(doc_hash: str, options: SyncOptions) -> str:
