@@ -114,6 +114,12 @@ class Settings(BaseSettings):
     score_threshold: float = Field(default=0.30, ge=0, le=1)
     global_score_threshold: float = Field(default=0.30, ge=0, le=1)
     stale_after_days: int = Field(default=180, ge=1)
+    #: The reader (enricher.search.reader) reads the alert with each of the first
+    #: READER_TOP_K candidates of a search the names did not decide. Unset: on when its
+    #: model folder (READER_DIR, default the one shipped beside the module) is there.
+    reader_enabled: bool | None = None
+    reader_dir: Path | None = None
+    reader_top_k: int = Field(default=3, ge=1, le=5)
 
     # --- HTTP service ---
     host: str = "127.0.0.1"

@@ -33,15 +33,17 @@ from pathlib import Path
 import numpy as np
 
 from enricher.errors import ConfigError
+from enricher.search import reader
 from enricher.search.confidence import MODEL_PATH, Model, load_model
-from enricher.search.decide import NAMED_TIERS, SearchConfig
+from enricher.search.decide import NAMED_TIERS, Candidate, SearchConfig
 from enricher.search.evidence import FEATURES
+from enricher.search.query import Query, build_query
 from enricher.settings import Settings
 from quality import plot
 from quality.cases import Case, load_cases
 from quality.eval import choose_split, run_case_ranked
 from quality.evalindex import EvalIndex
-from quality.metrics import Metrics, Outcome, compute_metrics
+from quality.metrics import RANK_DEPTH, Metrics, Outcome, compute_metrics
 from quality.tables import cases_only, left_out_only
 
 #: L2 penalty of the fit (on standardized features).
@@ -73,11 +75,27 @@ class Example:
 
 
 @dataclass(frozen=True)
+class Read:
+    """A decided search's scored candidates in fused order (those of `Outcome.docs` the
+    confidence model scored): each one's features and the reader's (alert, passage) pair,
+    so that a reader can be applied, or swapped for another, after the searches are
+    collected (quality.transfer)."""
+
+    features: tuple[tuple[float, ...], ...]
+    pairs: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
 class Run:
     corpus: str
     examples: tuple[Example, ...]
     #: (outcome, the top candidate's features) for every search, for bar sweeps.
     scored: tuple[tuple[Outcome, tuple[float, ...] | None], ...]
+    #: Per search of `scored`, its scored candidates (None: decided by identity or empty).
+    reads: tuple[Read | None, ...] = ()
+    #: Each case (not its left-out twin) as the plain baseline ranks it: the exact name,
+    #: else the fused readings without the rule's metrics (`plain`), never abstaining.
+    plain: tuple[Outcome, ...] = ()
 
 
 def neutral_model() -> Model:
@@ -87,10 +105,14 @@ def neutral_model() -> Model:
     return Model(FEATURES, zeros, ones, zeros, 0.0, lead_floor=0.0)
 
 
-def collect(corpus: Path, cases: Sequence[Case], settings: Settings, model: Model) -> Run:
-    """Every case and its left-out twin through the search, with `model` deciding."""
+def collect(
+    corpus: Path, cases: Sequence[Case], settings: Settings, model: Model, *, plain: bool = False
+) -> Run:
+    """Every case and its left-out twin through the search, with `model` deciding; with
+    `plain`, every case through the plain baseline's ranking too."""
     examples: list[Example] = []
     scored: list[tuple[Outcome, tuple[float, ...] | None]] = []
+    reads: list[Read | None] = []
     now = datetime.now(UTC)
     with EvalIndex(corpus, settings) as idx:
         searcher = idx.searcher(SearchConfig.from_settings(settings), model)
@@ -99,13 +121,29 @@ def collect(corpus: Path, cases: Sequence[Case], settings: Settings, model: Mode
             for leave_out in runs:
                 outcome, ranking = run_case_ranked(searcher, case, now, idx, leave_out=leave_out)
                 features: tuple[float, ...] | None = None
+                read: Read | None = None
                 if ranking and ranking.candidates and ranking.tier not in NAMED_TIERS:
                     top = ranking.candidates[0]
                     features = tuple(top.features.get(f, 0.0) for f in FEATURES)
                     right = outcome.expected is not None and outcome.docs[:1] == (outcome.expected,)
                     examples.append(Example(corpus.name, features, right))
+                    read = _read(ranking.candidates, build_query(case.alert))
                 scored.append((outcome, features))
-    return Run(corpus.name, tuple(examples), tuple(scored))
+                reads.append(read)
+        baseline: list[Outcome] = []
+        if plain:
+            config = replace(SearchConfig.from_settings(settings), metric_evidence=False)
+            ranker = idx.searcher(config, model)
+            baseline = [run_case_ranked(ranker, case, now, idx)[0] for case in cases]
+    return Run(corpus.name, tuple(examples), tuple(scored), tuple(reads), tuple(baseline))
+
+
+def _read(candidates: Sequence[Candidate], query: Query) -> Read:
+    kept = [c for c in candidates[:RANK_DEPTH] if c.features]
+    return Read(
+        tuple(tuple(c.features.get(f, 0.0) for f in FEATURES) for c in kept),
+        tuple(reader.texts(query, c.payload) for c in kept),
+    )
 
 
 def fit(

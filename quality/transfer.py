@@ -32,9 +32,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from enricher import logs
-from enricher.search.confidence import MODEL_PATH, Model
+from enricher.search.confidence import MODEL_PATH, Model, load_model
 from enricher.search.evidence import FEATURES
 from enricher.settings import load_settings
+from quality import reading
 from quality.calibrate import Example, Run, collect, fit, neutral_model
 from quality.cases import load_cases
 from quality.diagram import reliability_png
@@ -45,6 +46,10 @@ from scripts.corpus_gen.generate import runbooks, write_corpus
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared" / "data"
+#: The training collection (quality.train): one folder per corpus, READY when complete.
+TRAIN = REPO / ".cache" / "train"
+#: A split that takes every case.
+ALL = "all"
 SYNTHETIC_SEED = 7
 #: Bars a fit may choose from.
 BARS = tuple(round(0.05 * i, 2) for i in range(2, 19))
@@ -79,6 +84,8 @@ class Corpus:
     #: The split the model is fitted on, and the split a held-out fold is scored on.
     fit_split: str
     score_split: str
+    #: A corpus of the training collection: a fold reader reads it (quality.reading).
+    collection: bool = False
 
 
 @dataclass(frozen=True)
@@ -92,14 +99,18 @@ class Searches:
         return [
             Example(self.corpus.name, features, first_right(outcome))
             for outcome, features in self.run.scored
-            if features is not None and outcome.split == split
+            if features is not None and split in (ALL, outcome.split)
         ]
 
     def scored(self, split: str) -> list[tuple[Outcome, tuple[float, ...] | None]]:
-        return [(o, f) for o, f in self.run.scored if o.split == split]
+        return [(o, f) for o, f in self.run.scored if split in (ALL, o.split)]
 
 
-def corpora(synthetic_root: Path) -> list[Corpus]:
+def corpora(synthetic_root: Path, train: Path = TRAIN) -> list[Corpus]:
+    """Golden and synthetic (fitted on dev, scored on test), the two real dev slices, and
+    every corpus of the training collection (`train`, quality.train) when it is there:
+    those are fitted and scored on all their cases, their reader features coming from the
+    fold reader that never saw them."""
     found = [
         Corpus(
             "golden", REPO / "golden" / "runbooks", REPO / "golden" / "cases.jsonl", "dev", "test"
@@ -112,6 +123,11 @@ def corpora(synthetic_root: Path) -> list[Corpus]:
         root = SHARED / name
         if (root / "cases.jsonl").is_file():
             found.append(Corpus(name, root / "corpus", root / "cases.jsonl", "dev", "dev"))
+    if (train / "READY").is_file():
+        for root in sorted(p for p in train.iterdir() if (p / "cases.jsonl").is_file()):
+            found.append(
+                Corpus(root.name, root / "corpus", root / "cases.jsonl", ALL, ALL, collection=True)
+            )
     return found
 
 
@@ -214,11 +230,9 @@ def mean_merit(rows: Sequence[tuple[str, float, Scores]]) -> float:
 # --- collecting ------------------------------------------------------------------------------
 
 
-def collect_all(cache: Path | None, synthetic: int, refresh: bool) -> list[Searches]:
-    if cache is not None and cache.is_file() and not refresh:
-        with cache.open("rb") as fh:
-            runs: dict[str, Run] = pickle.load(fh)
-        return [Searches(c, runs[c.name]) for c in corpora(Path("synthetic")) if c.name in runs]
+def collect_all(cache: Path, synthetic: int, refresh: bool) -> list[Searches]:
+    """Every corpus's searches, each collected once into `cache/<corpus>.pickle` (again
+    with `refresh`), so that a corpus added to the collection costs only its own."""
     settings = load_settings()
     found: list[Searches] = []
     with tempfile.TemporaryDirectory(prefix="enricher-transfer-") as tmp:
@@ -227,16 +241,72 @@ def collect_all(cache: Path | None, synthetic: int, refresh: bool) -> list[Searc
         write_corpus(root / "runbooks", synthetic, SYNTHETIC_SEED)
         save(root / "cases.jsonl", cases_for(books, SYNTHETIC_SEED))
         for corpus in corpora(root):
+            stored = cache / f"{corpus.name}.pickle"
+            if stored.is_file() and not refresh:
+                with stored.open("rb") as fh:
+                    found.append(Searches(corpus, pickle.load(fh)))
+                continue
             cases, _ = load_cases(corpus.cases)
             wanted = {corpus.fit_split, corpus.score_split}
-            chosen = [c for c in cases if c.split in wanted]
+            chosen = [c for c in cases if ALL in wanted or c.split in wanted]
             print(f"collecting {corpus.name}: {len(chosen)} case(s)", file=sys.stderr)
-            found.append(Searches(corpus, collect(corpus.root, chosen, settings, neutral_model())))
-    if cache is not None:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        with cache.open("wb") as fh:
-            pickle.dump({s.corpus.name: s.run for s in found}, fh)
+            run = collect(corpus.root, chosen, settings, neutral_model(), plain=True)
+            cache.mkdir(parents=True, exist_ok=True)
+            with stored.open("wb") as fh:
+                pickle.dump(run, fh)
+            found.append(Searches(corpus, run))
     return found
+
+
+def read_all(
+    searches: Sequence[Searches], readers: Path, cache: Path, top_k: int, rerank: bool
+) -> list[Searches]:
+    """Each corpus's searches as the searcher with a reader decides them, read by the
+    reader that never saw that corpus (quality.reading); a corpus no reader may read is
+    left unread (its reader features 0), and says so."""
+    collection = frozenset(s.corpus.name for s in searches if s.corpus.collection)
+    out: list[Searches] = []
+    for s in searches:
+        folder = reading.reader_for(s.corpus.name, readers, collection)
+        if folder is None:
+            print(f"no reader may read {s.corpus.name}: left unread", file=sys.stderr)
+            out.append(s)
+            continue
+        found = reading.logits(s.run, folder, cache)
+        out.append(Searches(s.corpus, reading.read_run(s.run, found, top_k, rerank)))
+    return out
+
+
+def plain_scores(s: Searches) -> Scores:
+    """The plain baseline on the scored split: it always names its first runbook."""
+    split = s.corpus.score_split
+    kept = [o for o in s.run.plain if split in (ALL, o.split)]
+    return score([Page(o, None, bool(o.docs), bool(o.docs)) for o in kept])
+
+
+def compare_table(
+    unread: Sequence[Searches], read: Sequence[Searches], keep: Sequence[str], today: Model
+) -> str:
+    """Per corpus, held out: the plain baseline, today's shipped decision (fitted on golden,
+    synthetic and the dev slices, so in sample there), the decision refitted without the
+    reader, and with it."""
+    bar = float(today.provenance.get("bar", 0.3))
+    refit = {name: (b, sc) for name, b, sc in loco(unread, SHIPPED)}
+    with_reader = {name: (b, sc) for name, b, sc in loco(read, keep)}
+    lines = [f"{'corpus':<19} {'decision':<16} {'bar':>4} {HEADER}"]
+    for s in unread:
+        name = s.corpus.name
+        today_sc = score(pages(s.scored(s.corpus.score_split), today, bar))
+        rows = [
+            ("plain baseline", None, plain_scores(s)),
+            ("today", bar, today_sc),
+            ("refit, no reader", *refit[name]),
+            ("with the reader", *with_reader[name]),
+        ]
+        for label, b, sc in rows:
+            shown = "" if b is None else f"{b:.2f}"
+            lines.append(f"{name[:19]:<19} {label:<16} {shown:>4} {sc.row()}")
+    return "\n".join(lines)
 
 
 def loco_table(searches: Sequence[Searches], sets: Sequence[tuple[str, Sequence[str]]]) -> str:
@@ -252,7 +322,7 @@ def loco_table(searches: Sequence[Searches], sets: Sequence[tuple[str, Sequence[
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m quality.transfer", description=__doc__)
-    parser.add_argument("--cache", type=Path, default=REPO / ".cache" / "transfer.pickle")
+    parser.add_argument("--cache", type=Path, default=REPO / ".cache" / "transfer")
     parser.add_argument("--refresh", action="store_true", help="collect the searches again")
     parser.add_argument("--synthetic", type=int, default=300, metavar="N")
     parser.add_argument("--ablations", action="store_true", help="each feature left out in turn")
@@ -261,9 +331,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--diagrams", type=Path, metavar="DIR", help="write each held-out fold's reliability PNG"
     )
+    parser.add_argument(
+        "--readers", type=Path, metavar="DIR", help="apply the readers of DIR (quality.reading)"
+    )
+    parser.add_argument("--reader-top-k", type=int, default=3, metavar="K")
+    parser.add_argument("--rerank", action="store_true", help="the reader orders its top K")
+    parser.add_argument(
+        "--compare", action="store_true", help="baseline, today, refit, reader per corpus"
+    )
     args = parser.parse_args(argv)
     logs.configure(json=False, level="WARNING")
     searches = collect_all(args.cache, args.synthetic, args.refresh)
+    unread = searches
+    if args.readers is not None:
+        searches = read_all(searches, args.readers, args.cache, args.reader_top_k, args.rerank)
+    if args.compare:
+        print(compare_table(unread, searches, SHIPPED, load_model()))
     sets: list[tuple[str, Sequence[str]]] = [("shipped", SHIPPED)]
     if args.ablations:
         sets.append(("all features", FEATURES))

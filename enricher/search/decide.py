@@ -53,6 +53,8 @@ class SearchConfig:
     lexical_limit: int = 64
     #: Candidates the confidence model scores; the rest are ranked only.
     scored: int = 5
+    #: Of those, how many the reader reads with the alert (READER_TOP_K), when there is one.
+    reader_top_k: int = 3
     #: RRF constant of the document-level fusion. 60 is the value from the original RRF
     #: paper and flattens rank differences (Qdrant's default of 2 lets one reading's top
     #: hit dominate).
@@ -72,6 +74,7 @@ class SearchConfig:
             threshold=settings.score_threshold,
             global_threshold=settings.global_score_threshold,
             stale_after_days=settings.stale_after_days,
+            reader_top_k=settings.reader_top_k,
             runbook_base_url=settings.runbook_base_url,
         )
 

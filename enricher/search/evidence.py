@@ -22,6 +22,7 @@ scale moves from corpus to corpus.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -64,6 +65,8 @@ FEATURES = (
     "name_fit",
     "unlike_sibling",
     "unlike_others",
+    "reader",
+    "reader_margin",
 )
 
 
@@ -322,6 +325,20 @@ def features(
     }
 
 
+def reader_features(logits: Sequence[float]) -> list[dict[str, float]]:
+    """What the reader (enricher.search.reader) says of each candidate it read, in order:
+    `reader`, its logit as a probability, and `reader_margin`, that probability's lead over
+    the best other candidate read. The margin is what tells a renamed alert's runbook from
+    its sibling's, which the reader may both find likely; an off-topic alert's candidates
+    are all unlikely, and no margin makes one of them likely."""
+    read = [1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, v)))) for v in logits]
+    out: list[dict[str, float]] = []
+    for i, own in enumerate(read):
+        other = max((v for j, v in enumerate(read) if j != i), default=0.0)
+        out.append({"reader": own, "reader_margin": own - other})
+    return out
+
+
 __all__ = [
     "FEATURES",
     "Readings",
@@ -336,5 +353,6 @@ __all__ = [
     "name_vote",
     "name_words",
     "ranks",
+    "reader_features",
     "unlike",
 ]

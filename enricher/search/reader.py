@@ -39,6 +39,8 @@ ALERT_CHARS = 600
 PASSAGE_CHARS = 1200
 #: Names read per runbook (title and listed alert names); a unit rarely has more than two.
 PASSAGE_NAMES = 4
+#: The shipped model folder (quality/train makes it; docs/RETRIEVAL.md, "The reader").
+READER_DIR = Path(__file__).with_name("reader")
 #: The ONNX graph's inputs and output, the contract of the model folder.
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 OUTPUT = "logits"
@@ -142,6 +144,7 @@ __all__ = [
     "INPUTS",
     "OUTPUT",
     "PASSAGE_CHARS",
+    "READER_DIR",
     "Reader",
     "alert_text",
     "passage_text",

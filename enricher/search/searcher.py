@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
@@ -53,6 +54,8 @@ from enricher.search.decide import (
 from enricher.search.feedback import NO_FEEDBACK, Tallies, rerank
 from enricher.search.names import alert_key_forms
 from enricher.search.query import Query, build_query
+from enricher.search.reader import READER_DIR, Reader
+from enricher.search.reader import texts as reader_texts
 from enricher.settings import Settings
 
 log = structlog.get_logger(__name__)
@@ -86,11 +89,13 @@ class Searcher:
         embedder: Embedder,
         config: SearchConfig,
         model: Model | None = None,
+        reader: Reader | None = None,
     ) -> None:
         self.index = index
         self.embedder = embedder
         self.config = config
         self.model = model or load_model()
+        self.reader = reader
         self._stats: CorpusStats = EMPTY
         self._stats_read = float("-inf")
 
@@ -225,7 +230,8 @@ class Searcher:
                 metric_share=_share(quoted.get(doc, frozenset()), alert.metrics),
                 fit=evidence.name_fit(stats, doc, name_terms),
             )
-            candidates.append(Candidate(payload, self.model.probability(values), values))
+            candidates.append(Candidate(payload, 0.0, values))
+        candidates = self._decided(query, candidates)
         served = bool(candidates) and _has_service(candidates[0], query)
         return Ranking(
             tuple(candidates),
@@ -234,6 +240,20 @@ class Searcher:
             self.model.lead_floor,
             unresolved,
         )
+
+    def _decided(self, query: Query, found: Sequence[Candidate]) -> list[Candidate]:
+        """The scored candidates with their probabilities, once the reader (when there is
+        one) has read the alert with each of the first `reader_top_k` of them."""
+        values = [dict(c.features) for c in found]
+        read = [i for i, c in enumerate(found) if c.features][: self.config.reader_top_k]
+        if self.reader is not None and read:
+            logits = self.reader.score([reader_texts(query, found[i].payload) for i in read])
+            for i, extra in zip(read, evidence.reader_features(logits), strict=True):
+                values[i].update(extra)
+        return [
+            replace(c, score=self.model.probability(v), features=v) if c.features else c
+            for c, v in zip(found, values, strict=True)
+        ]
 
     # --- index reads ---
 
@@ -397,4 +417,17 @@ def _has_service(candidate: Candidate, query: Query) -> bool:
 
 def build_searcher(settings: Settings, index: Index, embedder: Embedder) -> Searcher:
     """The searcher the service uses, configured from settings."""
-    return Searcher(index, embedder, SearchConfig.from_settings(settings))
+    config = SearchConfig.from_settings(settings)
+    return Searcher(index, embedder, config, reader=load_reader(settings))
+
+
+def load_reader(settings: Settings) -> Reader | None:
+    """The reader READER_ENABLED asks for: unset, the one in READER_DIR when its model is
+    there. Asked for or present, a model that does not load stops the start
+    (ConfigError, which names the folder and the fix)."""
+    folder = settings.reader_dir or READER_DIR
+    if settings.reader_enabled is False:
+        return None
+    if settings.reader_enabled is None and not (folder / "model.onnx").is_file():
+        return None
+    return Reader(folder)

@@ -97,7 +97,8 @@ class TestFeatures:
         got = evidence.features(
             "a", readings, coverage=0.7, known=0.9, quotes_metric=True, service_match=False
         )
-        assert set(got) == set(evidence.FEATURES)
+        reader = {"reader", "reader_margin"}  # the reader's own: reader_features
+        assert set(got) == set(evidence.FEATURES) - reader
         assert got["cosine_margin"] == pytest.approx(0.2)
         assert got["lexical_share"] == pytest.approx(0.5)
         assert (got["dense_first"], got["lexical_first"]) == (1.0, 0.0)
@@ -205,3 +206,23 @@ def _best_total(alert: list[str], name: list[str]) -> int:
                 options.append(1 + span + _best_total(alert[1:], name[span:]))
                 break
     return max(options)
+
+
+class TestReaderFeatures:
+    @pytest.mark.parametrize(
+        ("logits", "expected"),
+        [
+            ([], []),
+            ([0.0], [(0.5, 0.5)]),
+            ([2.0, -2.0], [(0.881, 0.762), (0.119, -0.762)]),
+            ([3.0, 3.0, -30.0], [(0.953, 0.0), (0.953, 0.0), (0.0, -0.953)]),
+            ([-5.0, -6.0], [(0.007, 0.004), (0.002, -0.004)]),
+        ],
+    )
+    def test_probability_and_lead(
+        self, logits: list[float], expected: list[tuple[float, float]]
+    ) -> None:
+        """Each candidate's logit as a probability, and its lead over the best other one:
+        two likely siblings lead neither, an off-topic alert's candidates are all unlikely."""
+        got = evidence.reader_features(logits)
+        assert [(round(f["reader"], 3), round(f["reader_margin"], 3)) for f in got] == expected

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,9 @@ from onnx import TensorProto, helper
 from enricher.alert import Alert
 from enricher.errors import ConfigError
 from enricher.index import schema
+from enricher.index.embedding import Embedder
+from enricher.search.decide import SearchConfig
+from enricher.search.evidence import reader_features
 from enricher.search.query import build_query
 from enricher.search.reader import (
     ALERT_CHARS,
@@ -28,7 +32,10 @@ from enricher.search.reader import (
     passage_text,
     texts,
 )
-from tests.conftest import MODELS_DIR
+from enricher.search.searcher import Searcher, load_reader
+from enricher.settings import Settings
+from scripts.index_copy import copy_index
+from tests.conftest import MODELS_DIR, open_engine
 
 TOKENIZER = MODELS_DIR / "all-MiniLM-L6-v2-int8" / "tokenizer.json"
 
@@ -208,3 +215,61 @@ class TestReader:
         model.graph.node.insert(0, helper.make_node("Identity", ["ids"], ["input_ids"]))
         with pytest.raises(ConfigError, match="export it again"):
             Reader(_folder(tmp_path, model=model))
+
+
+@pytest.fixture(scope="module")
+def searcher(
+    golden_index: Path, embedder: Embedder, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Searcher]:
+    """The golden index with the tiny reader reading the first two candidates."""
+    root = tmp_path_factory.mktemp("reader")
+    copy_index(golden_index, root / "qdrant")
+    index = open_engine("edge", root / "qdrant")
+    config = SearchConfig.from_settings(Settings(reader_top_k=2))
+    yield Searcher(index, embedder, config, reader=Reader(_folder(root)))
+    index.close()
+
+
+class TestInSearch:
+    def test_reads_the_first_candidates(self, searcher: Searcher) -> None:
+        """The reader reads the first READER_TOP_K scored candidates with the alert, and its
+        features are those of `reader_features` over what it said of them."""
+        alert = _alert("PaymentsPayoutsSlow", "Payouts to the bank are delayed", "Queue backs up")
+        ranking = searcher.rank(alert)
+        scored = [c for c in ranking.candidates if c.features]
+        assert ranking.tier in ("global", "service") and len(scored) > 2
+        assert searcher.reader is not None
+        query = build_query(alert)
+        logits = searcher.reader.score([texts(query, c.payload) for c in scored[:2]])
+        for candidate, expected in zip(scored, reader_features(logits), strict=False):
+            assert {k: candidate.features[k] for k in expected} == expected
+        assert not any("reader" in c.features for c in scored[2:])
+        assert [c.score for c in scored] == [searcher.model.probability(c.features) for c in scored]
+
+    def test_names_decide_unread(self, searcher: Searcher) -> None:
+        """An alert its runbook names is decided by identity: nothing to read."""
+        ranking = searcher.rank(_alert("KafkaConsumerLagHigh", "Consumer group lag is high"))
+        assert ranking.tier in ("alert_name", "alert_name+service")
+        assert not any(c.features for c in ranking.candidates)
+
+
+class TestLoadReader:
+    @pytest.mark.parametrize(
+        ("enabled", "present", "loads"),
+        [(None, True, True), (None, False, False), (False, True, False), (True, True, True)],
+    )
+    def test_by_settings(
+        self, tmp_path: Path, enabled: bool | None, present: bool, loads: bool
+    ) -> None:
+        """Unset, the reader is on when its model folder is there; false turns it off."""
+        folder = _folder(tmp_path) if present else tmp_path / "absent"
+        reader = load_reader(Settings(reader_enabled=enabled, reader_dir=folder))
+        assert (reader is not None) == loads
+
+    @pytest.mark.parametrize("enabled", [None, True])
+    def test_a_broken_model_stops_the_start(self, tmp_path: Path, enabled: bool | None) -> None:
+        """Asked for, a missing model is an error; present, a corrupt one is too."""
+        folder = _folder(tmp_path)
+        (folder / ("tokenizer.json" if enabled is None else "model.onnx")).unlink()
+        with pytest.raises(ConfigError, match=str(folder)):
+            load_reader(Settings(reader_enabled=enabled, reader_dir=folder))

@@ -1,0 +1,112 @@
+"""A reader applied to searches already collected: `quality.transfer --readers DIR`.
+
+Collecting a corpus's searches (quality.calibrate.collect) keeps, for every search the
+decision weighs, each scored candidate's features and the reader's (alert, passage) pair
+(`calibrate.Read`). A reader is applied afterwards, here: its logits for the first
+`top_k` candidates become their `reader` and `reader_margin` features, exactly as the
+searcher computes them (enricher.search.evidence.reader_features), and the search's
+example for the decision is its (possibly re-read) first candidate. So one collection
+serves every reader, and a corpus a reader was trained on is never scored by it:
+
+- golden, synthetic and the two real dev slices are read by the `all` reader, which was
+  trained on the training collection only;
+- a corpus of the training collection is read by the fold reader that left its project
+  out (its `reader.json` names the corpora it never saw), in every fit and every score.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import pickle
+import sys
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from enricher.search.evidence import FEATURES, reader_features
+from enricher.search.reader import Reader
+from quality.calibrate import Example, Read, Run
+from quality.metrics import Outcome
+
+#: The reader trained on every corpus of the collection.
+ALL = "all"
+#: Keys of `reader.json` that may list the corpora a fold reader never saw.
+HELD_OUT_KEYS = ("held_out", "left_out", "unseen", "without")
+
+Logits = tuple[tuple[float, ...] | None, ...]
+
+
+def unseen(folder: Path) -> frozenset[str]:
+    """The collection corpora the reader in `folder` was not trained on."""
+    provenance = json.loads((folder / "reader.json").read_text(encoding="utf-8"))
+    for key in HELD_OUT_KEYS:
+        if isinstance(provenance.get(key), list):
+            return frozenset(str(c) for c in provenance[key])
+    return frozenset()
+
+
+def reader_for(corpus: str, readers: Path, collection: frozenset[str]) -> Path | None:
+    """The reader that may score `corpus`: `all` for a corpus outside the collection, else
+    the fold reader that never saw it (None: no such reader, so it is not read)."""
+    if corpus not in collection:
+        return readers / ALL if (readers / ALL / "model.onnx").is_file() else None
+    for folder in sorted(p for p in readers.iterdir() if p.name != ALL):
+        if (folder / "model.onnx").is_file() and corpus in unseen(folder):
+            return folder
+    return None
+
+
+def logits(run: Run, folder: Path, cache: Path) -> Logits:
+    """The reader's logit for every pair of every read search, in `run.reads` order (None
+    for a search decided by identity). Cached by the model file's digest and the corpus."""
+    digest = hashlib.sha256((folder / "model.onnx").read_bytes()).hexdigest()[:16]
+    stored = cache / f"reader-{run.corpus}-{digest}.pickle"
+    if stored.is_file():
+        with stored.open("rb") as fh:
+            found: Logits = pickle.load(fh)
+        return found
+    reader = Reader(folder)
+    out: list[tuple[float, ...] | None] = []
+    print(f"reading {run.corpus} with {folder.name}", file=sys.stderr)
+    for read in run.reads:
+        out.append(None if read is None else tuple(reader.score(list(read.pairs))))
+    cache.mkdir(parents=True, exist_ok=True)
+    with stored.open("wb") as fh:
+        pickle.dump(tuple(out), fh)
+    return tuple(out)
+
+
+def read_run(run: Run, read_logits: Logits, top_k: int, rerank: bool) -> Run:
+    """`run` as the searcher with this reader would have decided it: the first `top_k`
+    scored candidates read, and with `rerank` ordered by the reader's logit among them."""
+    scored: list[tuple[Outcome, tuple[float, ...] | None]] = []
+    examples: list[Example] = []
+    for (outcome, features), read, values in zip(run.scored, run.reads, read_logits, strict=True):
+        if read is None or values is None or features is None:
+            scored.append((outcome, features))
+            continue
+        outcome, top = _read_one(outcome, read, values, top_k, rerank)
+        scored.append((outcome, top))
+        right = outcome.expected is not None and outcome.docs[:1] == (outcome.expected,)
+        examples.append(Example(run.corpus, top, right))
+    return replace(run, scored=tuple(scored), examples=tuple(examples))
+
+
+def _read_one(
+    outcome: Outcome, read: Read, values: Sequence[float], top_k: int, rerank: bool
+) -> tuple[Outcome, tuple[float, ...]]:
+    k = min(top_k, len(read.features))
+    rows = [dict(zip(FEATURES, f, strict=True)) for f in read.features]
+    for row, extra in zip(rows, reader_features(values[:k]), strict=False):
+        row.update(extra)
+    order = list(range(len(rows)))
+    if rerank:
+        order = sorted(range(k), key=lambda i: -values[i]) + order[k:]
+    docs = tuple(outcome.docs[i] for i in order) + outcome.docs[len(rows) :]
+    scores = tuple(outcome.scores[i] for i in order) + outcome.scores[len(rows) :]
+    top = tuple(rows[order[0]][f] for f in FEATURES)
+    return replace(outcome, docs=docs, scores=scores), top
+
+
+__all__ = ["ALL", "logits", "read_run", "reader_for", "unseen"]

@@ -1,0 +1,91 @@
+"""A reader applied to collected searches (quality.reading), pure parts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from enricher.search.evidence import FEATURES, reader_features
+from quality.calibrate import Example, Read, Run
+from quality.metrics import Outcome
+from quality.reading import read_run, reader_for
+
+
+def _outcome(docs: tuple[str, ...], expected: str | None) -> Outcome:
+    return Outcome(
+        id="c1", kind="paraphrase", split="dev", expected=expected, status="no_match",
+        tier="global", docs=docs, scores=tuple(0.5 for _ in docs),
+    )
+
+
+def _features(cosine: float) -> tuple[float, ...]:
+    return tuple(cosine if f == "cosine" else 0.0 for f in FEATURES)
+
+
+def _run(expected: str | None) -> Run:
+    """One search of three scored candidates (a, b, c) and one decided by its name."""
+    read = Read(
+        tuple(_features(c) for c in (0.9, 0.8, 0.7)),
+        (("alert", "a"), ("alert", "b"), ("alert", "c")),
+    )
+    named = _outcome(("n",), "n")
+    first = _outcome(("a", "b", "c", "d"), expected)
+    return Run(
+        "corpus",
+        (Example("corpus", _features(0.9), expected == "a"),),
+        ((first, _features(0.9)), (named, None)),
+        (read, None),
+    )
+
+
+class TestReadRun:
+    @pytest.mark.parametrize(
+        ("top_k", "rerank", "docs", "read"),
+        [
+            (2, False, ("a", "b", "c", "d"), 2),
+            (3, False, ("a", "b", "c", "d"), 3),
+            (2, True, ("b", "a", "c", "d"), 2),
+            (3, True, ("c", "b", "a", "d"), 3),
+        ],
+    )
+    def test_reads_the_first_k(
+        self, top_k: int, rerank: bool, docs: tuple[str, ...], read: int
+    ) -> None:
+        """The first `top_k` candidates get the reader's features; with `rerank` the reader
+        orders them, and the example is the new first candidate, right or not."""
+        logits = ((-1.0, 0.5, 2.0), None)
+        out = read_run(_run("b"), logits, top_k, rerank)
+        (outcome, top), named = out.scored
+        assert top is not None
+        assert named == _run("b").scored[1]
+        assert outcome.docs == docs
+        first = "abc".index(docs[0])
+        values = dict(zip(FEATURES, top, strict=True))
+        assert values["cosine"] == (0.9, 0.8, 0.7)[first]
+        assert (values["reader"], values["reader_margin"]) == tuple(
+            reader_features(logits[0][:read])[first].values()
+        )
+        assert [e.right for e in out.examples] == [docs[0] == "b"]
+
+
+class TestReaderFor:
+    def _readers(self, root: Path) -> Path:
+        for name, held in (("all", []), ("fold-a", ["gitlab"]), ("fold-b", ["tempo", "pingcap"])):
+            (root / name).mkdir()
+            (root / name / "model.onnx").write_bytes(b"")
+            (root / name / "reader.json").write_text(json.dumps({"held_out": held}))
+        return root
+
+    @pytest.mark.parametrize(
+        ("corpus", "reader"),
+        [("golden", "all"), ("prom-runbooks", "all"), ("gitlab", "fold-a"),
+         ("pingcap", "fold-b"), ("sourcegraph", None)],
+    )
+    def test_never_a_reader_that_saw_it(self, tmp_path: Path, corpus: str, reader: str) -> None:
+        """Corpora outside the collection get `all`; a collection corpus the fold reader
+        that left it out, or none."""
+        collection = frozenset({"gitlab", "tempo", "pingcap", "sourcegraph"})
+        found = reader_for(corpus, self._readers(tmp_path), collection)
+        assert (found.name if found else None) == reader
