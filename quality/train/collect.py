@@ -70,21 +70,31 @@ def _without_released(
     extracted: Extracted, released: frozenset[str]
 ) -> tuple[dict[str, str], list[Pair], list[Rule], int]:
     """The corpus with every pair, runbook file and section named like a released alert
-    taken out; and how many pairs that dropped."""
+    taken out, and so is a second runbook of an alert name already paired (two runbooks
+    of one name make its cases ambiguous); and how many pairs the released names dropped."""
     files = dict(extracted.files)
     kept: list[Pair] = []
+    names: set[str] = set()
+    dropped = 0
+    twins: set[str] = set()
     for pair in extracted.pairs:
+        if name_key(pair.rule.name) in names:
+            twins.add(pair.doc)
+            continue
+        names.add(name_key(pair.rule.name))
         if name_key(pair.rule.name) in released or _pair_key(pair) in released:
+            dropped += 1
             if pair.heading is not None:
                 files[pair.doc] = drop_section(files[pair.doc], pair.heading)
             continue
         kept.append(pair)
+    paired = {p.doc for p in kept}
     for path in list(files):
-        if name_key(PurePosixPath(path).stem) in released:
+        if name_key(PurePosixPath(path).stem) in released or (path in twins and path not in paired):
             del files[path]
     kept = [p for p in kept if p.doc in files]
     orphans = [r for r in extracted.orphans if name_key(r.name) not in released]
-    return files, kept, orphans, len(extracted.pairs) - len(kept)
+    return files, kept, orphans, dropped
 
 
 def _left_out(name: str, pairs: Sequence[Pair]) -> set[tuple[str, str | None]]:

@@ -18,6 +18,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from enricher.audit.rules import Rule
+from enricher.sources.promql import metric_names
 from quality.train.rename import renamed, reworded_description, reworded_summary, team_of
 from scripts.corpus_gen.noise import NOISE, NOISE_SLOTS
 from scripts.corpus_gen.payloads import alertmanager_body, digest
@@ -46,12 +47,14 @@ def _pick(options: Sequence[str], *parts: object) -> str:
 
 
 def _labels(rule: Rule, service: str, salt: str) -> dict[str, str]:
-    """The firing alert's labels: the rule's own, what the scrape adds, and a value for each
-    label its annotations name (`{{ $labels.volume }}` -> `volume: volume-3`)."""
+    """The firing alert's labels: the rule's own, what the scrape adds (the job named like
+    the prefix of the first metric the rule reads, `redis_up` -> `redis`), and a value for
+    each label its annotations name (`{{ $labels.volume }}` -> `volume: volume-3`)."""
     host = int(digest("host", salt, rule.name), 16)
+    metrics = metric_names(rule.expr)
     labels = {
         "instance": f"10.{host % 200 + 20}.{host // 200 % 250}.{host // 50000 % 250}:9100",
-        "job": service,
+        "job": metrics[0].split("_", 1)[0] if metrics else service,
         "cluster": _pick(_CLUSTERS, "cluster", salt, rule.name),
         "severity": "warning",
     }
