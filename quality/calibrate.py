@@ -36,7 +36,7 @@ from enricher.errors import ConfigError
 from enricher.search import reader
 from enricher.search.confidence import MODEL_PATH, Model, load_model
 from enricher.search.decide import NAMED_TIERS, Candidate, SearchConfig
-from enricher.search.evidence import FEATURES
+from enricher.search.evidence import FEATURES, READER_FEATURES
 from enricher.search.query import Query, build_query
 from enricher.settings import Settings
 from quality import plot
@@ -99,10 +99,12 @@ class Run:
 
 
 def neutral_model() -> Model:
-    """Scores every candidate 0.5: features are collected before any model exists."""
-    zeros = tuple(0.0 for _ in FEATURES)
-    ones = tuple(1.0 for _ in FEATURES)
-    return Model(FEATURES, zeros, ones, zeros, 0.0, lead_floor=0.0)
+    """Scores every candidate 0.5: features are collected before any model exists (the
+    reader's are computed afterwards, quality.reading)."""
+    names = tuple(f for f in FEATURES if f not in READER_FEATURES)
+    zeros = tuple(0.0 for _ in names)
+    ones = tuple(1.0 for _ in names)
+    return Model(names, zeros, ones, zeros, 0.0, lead_floor=0.0)
 
 
 def collect(

@@ -32,7 +32,7 @@ from quality.metrics import Outcome
 #: The reader trained on every corpus of the collection.
 ALL = "all"
 #: Keys of `reader.json` that may list the corpora a fold reader never saw.
-HELD_OUT_KEYS = ("held_out", "left_out", "unseen", "without")
+HELD_OUT_KEYS = ("excluded", "held_out", "left_out")
 
 Logits = tuple[tuple[float, ...] | None, ...]
 

@@ -33,7 +33,7 @@ from pathlib import Path
 
 from enricher import logs
 from enricher.search.confidence import MODEL_PATH, Model, load_model
-from enricher.search.evidence import FEATURES
+from enricher.search.evidence import FEATURES, READER_FEATURES
 from enricher.settings import load_settings
 from quality import reading
 from quality.calibrate import Example, Run, collect, fit, neutral_model
@@ -339,6 +339,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--compare", action="store_true", help="baseline, today, refit, reader per corpus"
     )
+    parser.add_argument(
+        "--today", type=Path, default=MODEL_PATH, help="the decision --compare calls today's"
+    )
     args = parser.parse_args(argv)
     logs.configure(json=False, level="WARNING")
     searches = collect_all(args.cache, args.synthetic, args.refresh)
@@ -346,8 +349,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.readers is not None:
         searches = read_all(searches, args.readers, args.cache, args.reader_top_k, args.rerank)
     if args.compare:
-        print(compare_table(unread, searches, SHIPPED, load_model()))
+        print(compare_table(unread, searches, [*SHIPPED, *READER_FEATURES], load_model(args.today)))
     sets: list[tuple[str, Sequence[str]]] = [("shipped", SHIPPED)]
+    if args.readers is not None:
+        sets.append(("+ the reader", [*SHIPPED, *READER_FEATURES]))
+        sets += [(f"+ {f}", [*SHIPPED, f]) for f in READER_FEATURES]
     if args.ablations:
         sets.append(("all features", FEATURES))
         sets += [(f"- {f}", [k for k in SHIPPED if k != f]) for f in SHIPPED]

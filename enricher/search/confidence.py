@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from enricher.errors import ConfigError
-from enricher.search.evidence import FEATURES
+from enricher.search.evidence import FEATURES, READER_FEATURES
 
 MODEL_PATH = Path(__file__).with_name("confidence.json")
 
@@ -44,6 +44,23 @@ class Model:
     known_floor: float = 0.0
     #: What the model was fitted on, for the record (docs/RETRIEVAL.md).
     provenance: Mapping[str, Any] = field(default_factory=dict)
+    #: The decision fitted the same way without the reader's features, for a service that
+    #: runs without the reader (READER_ENABLED=false, or no model folder).
+    without_reader: Model | None = None
+
+    def reads(self, present: bool) -> Model:
+        """The model to decide with when the reader is `present` or not: without it, a
+        model that weighs the reader would read its features as 0, the lowest evidence
+        there is, and show every probability too low."""
+        if present or not set(self.features) & set(READER_FEATURES):
+            return self
+        if self.without_reader is None:
+            raise ConfigError(
+                "the confidence model weighs the reader's features but has no "
+                "`without_reader` model: enable the reader (READER_ENABLED) or refit with "
+                "`python -m quality.transfer --fit`"
+            )
+        return self.without_reader
 
     def probability(self, values: Mapping[str, float]) -> float:
         """0 when the alert's wording is mostly words no runbook of the corpus uses: its
@@ -68,6 +85,7 @@ class Model:
             "lead_floor": self.lead_floor,
             "known_floor": self.known_floor,
             "provenance": dict(self.provenance),
+            **({"without_reader": self.without_reader.to_json()} if self.without_reader else {}),
         }
 
     @classmethod
@@ -88,6 +106,9 @@ class Model:
             lead_floor=float(data["lead_floor"]),
             known_floor=float(data["known_floor"]),
             provenance=dict(data.get("provenance", {})),
+            without_reader=(
+                cls.from_json(data["without_reader"]) if "without_reader" in data else None
+            ),
         )
 
 

@@ -44,6 +44,8 @@ SAME_NAME_ALIGNMENT = 0.95
 #: far more than words every runbook of the family shares.
 COVERAGE_POWER = 2.0
 
+#: What the reader says of a candidate (`reader_features`).
+READER_FEATURES = ("reader", "reader_margin")
 #: The features, in the order the confidence model (enricher.search.confidence) reads them.
 FEATURES = (
     "cosine",
@@ -65,8 +67,7 @@ FEATURES = (
     "name_fit",
     "unlike_sibling",
     "unlike_others",
-    "reader",
-    "reader_margin",
+    *READER_FEATURES,
 )
 
 
@@ -341,6 +342,7 @@ def reader_features(logits: Sequence[float]) -> list[dict[str, float]]:
 
 __all__ = [
     "FEATURES",
+    "READER_FEATURES",
     "Readings",
     "content_coverage",
     "features",

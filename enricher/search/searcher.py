@@ -94,7 +94,7 @@ class Searcher:
         self.index = index
         self.embedder = embedder
         self.config = config
-        self.model = model or load_model()
+        self.model = (model or load_model()).reads(reader is not None)
         self.reader = reader
         self._stats: CorpusStats = EMPTY
         self._stats_read = float("-inf")

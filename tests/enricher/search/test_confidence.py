@@ -86,3 +86,35 @@ class TestFile:
         with pytest.raises(ConfigError, match="restore it from git"):
             load_model(tmp_path / "missing.json")
         assert MODEL_PATH.name == "confidence.json"
+
+
+class TestWithoutReader:
+    READING = model(
+        features=("cosine", "reader"),
+        without_reader=model(features=("cosine", "content_coverage"), bias=-1.0),
+    )
+
+    @pytest.mark.parametrize(
+        ("decision", "present", "expected"),
+        [
+            (READING, True, READING),
+            (READING, False, READING.without_reader),
+            (model(), False, model()),
+            (model(), True, model()),
+        ],
+    )
+    def test_the_model_for_the_service(
+        self, decision: Model, present: bool, expected: Model
+    ) -> None:
+        """A model that weighs the reader decides with its `without_reader` fit when the
+        service runs without a reader; one that does not weigh it decides either way."""
+        assert decision.reads(present) == expected
+
+    def test_reading_without_a_fallback_is_a_config_error(self) -> None:
+        with pytest.raises(ConfigError, match="READER_ENABLED"):
+            model(features=("reader",), mean=(0.5,), scale=(1.0,), weights=(1.0,)).reads(False)
+
+    def test_roundtrip(self, tmp_path: Path) -> None:
+        path = tmp_path / "m.json"
+        path.write_text(json.dumps(self.READING.to_json()))
+        assert load_model(path) == self.READING
