@@ -65,6 +65,12 @@ def async_client(settings: Settings, *, socket_timeout: float = 2.0) -> aioredis
         # The asyncio Retry: the blocking one does not await the command, so it retries
         # nothing on an asyncio client.
         "retry": AsyncRetry(NoBackoff(), 1),
+        # A connection the server reset while it idled in the pool passes redis-py's
+        # checkout (a reset does not read as EOF), and uvloop refuses the write with
+        # `RuntimeError … the handler is closed`, not an OSError: retried on a fresh
+        # connection like a dropped one, so it ends as ConnectionError ("Redis is down",
+        # a 503 under Sentinel) or succeeds, never as a 500.
+        "retry_on_error": [RuntimeError],
     }
     if not settings.redis_sentinels:
         return aioredis.Redis.from_url(settings.redis_url, **common)
