@@ -67,6 +67,9 @@ def configure(*, json: bool, level: str = "INFO") -> None:
     for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
         logging.getLogger(name).handlers.clear()
         logging.getLogger(name).propagate = True
+    # httpx logs every request at INFO: a Confluence sync would write a line per page read.
+    # Our own events (confluence.scanned, ingest.source_error) say what those requests did.
+    logging.getLogger("httpx").setLevel(logging.WARNING)
 
 
 __all__ = ["EXCEPTION_MAX", "VALUE_MAX", "cap_values", "configure"]

@@ -74,6 +74,12 @@ class Metrics:
             "When RUNBOOK_GIT_URL was last fetched successfully",
             registry=r,
         )
+        self.prune_held = Gauge(
+            "rbe_runbook_prune_held_documents",
+            "Documents kept although their source's listing dropped them: a shrink past "
+            "PRUNE_MAX_FRACTION, waiting to be confirmed",
+            registry=r,
+        )
         self.search_seconds = Histogram(
             "rbe_search_seconds", "Runbook search latency", buckets=LATENCY_BUCKETS, registry=r
         )

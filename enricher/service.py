@@ -75,6 +75,10 @@ class BackgroundSync(Protocol):
     last_error: str | None
     #: A source that failed in the last run (served as before): shown, not "not ready".
     source_problem: str | None
+    #: Documents kept although their source's listing dropped them (a shrink past
+    #: PRUNE_MAX_FRACTION), and what to do about it: shown, not "not ready".
+    held_documents: int
+    held_problem: str | None
     runs: int
     #: The git remotes of RUNBOOK_GIT_URL, in its order.
     remotes: Sequence[RemoteState]
@@ -289,6 +293,8 @@ class Services:
 
     async def refresh_gauges(self) -> None:
         await self.pool.refresh_gauges()
+        if self.sync is not None:
+            self.metrics.prune_held.set(self.sync.held_documents)
         remotes = self.sync.remotes if self.sync is not None else ()
         if remotes:  # of several remotes, the one that has failed longest
             self.metrics.git_fetch_failures.set(max(r.failures for r in remotes))
@@ -317,7 +323,9 @@ class Services:
             checks["sync"] = {
                 "ok": self.sync.first_done.is_set() and self.sync.last_error is None,
                 "detail": self.sync.last_error
-                or "; ".join(filter(None, [f"{self.sync.runs} run(s)", self.sync.source_problem])),
+                or "; ".join(filter(None, [
+                    f"{self.sync.runs} run(s)", self.sync.source_problem, self.sync.held_problem
+                ])),
             }
             for n, remote in enumerate(self.sync.remotes):
                 checks["runbook_git" + (f"_{n + 1}" if n else "")] = remote_check(remote)

@@ -82,6 +82,9 @@ class Settings(BaseSettings):
     first_sync_wait_s: float = Field(default=120.0, ge=0)
     #: Read git metadata (revision, last commit date) of the runbook roots when syncing.
     sync_use_git: bool = True
+    #: A source whose listing drops more than this share of its documents keeps them until
+    #: the shrink is confirmed (`python -m ingest --allow-prune`, or this raised; 1: never).
+    prune_max_fraction: float = Field(default=0.5, gt=0, le=1)
     #: A git remote of runbooks the service clones and fetches every SYNC_INTERVAL_S
     #: (ingest.gitremote; docs/SOURCES.md), beside RUNBOOK_ROOTS or instead of them.
     runbook_git_url: str | None = None

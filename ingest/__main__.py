@@ -1,10 +1,11 @@
-"""`python -m ingest [--root [NAME=]DIR ...] [--no-git] [--no-prune]`
+"""`python -m ingest [--root [NAME=]DIR ...] [--no-git] [--no-prune] [--allow-prune]`
 
 The sources are those of the settings (ingest.configure), `--root` replacing RUNBOOK_ROOTS.
 With RUNBOOK_GIT_URL set, each remote is fetched into RUNBOOK_GIT_DIR first and indexed as
 one more root; with CONFLUENCE_URL set, the Confluence spaces are synced too (with either,
 `--root` is optional). Prints the sync summary line on stdout; exits 1 when any source
-failed (a failed fetch included: the last good checkout, if any, is indexed), 2 on
+failed (a failed fetch included: the last good checkout, if any, is indexed) or a shrink
+was held back (ingest.plan.guard_shrink; `--allow-prune` confirms it), 2 on
 misconfiguration.
 """
 
@@ -59,6 +60,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--no-prune", action="store_true", help="keep chunks of deleted or shrunk documents"
     )
+    parser.add_argument(
+        "--allow-prune",
+        action="store_true",
+        help="prune what a source's listing dropped even when it is more than "
+        "PRUNE_MAX_FRACTION of its documents (confirms a shrink the sync held back)",
+    )
     args = parser.parse_args(argv)
     logs.configure(json=False)
     try:
@@ -82,12 +89,13 @@ def main(argv: list[str] | None = None) -> int:
             fetch_failed = True
     roots = [root for root in sources.roots if root.path.is_dir() or root in sources.folders]
     if not roots and sources.confluence is None:
-        index.close()  # no remote was ever fetched: nothing to index
+        index.close()
+        log.error("ingest.nothing_indexed", reason="no git remote could be fetched (see above)")
         return 1
     cache = EmbeddingCache(connect(settings), embedder.identity.dense)
     options = SyncOptions.from_settings(
         settings, roots, use_git=not args.no_git, prune=not args.no_prune,
-        sources=sources.incremental,
+        sources=sources.incremental, allow_prune=args.allow_prune,
     )
     try:
         report = Syncer(index, embedder, cache).run(options, progress=_progress_bar())
@@ -101,8 +109,9 @@ def main(argv: list[str] | None = None) -> int:
         index.close()
         for source in sources.incremental:
             source.close()
+    report.log_held(options.prune_max_fraction)
     print(report.summary(), flush=True)
-    return 1 if report.errors or fetch_failed else 0
+    return 1 if report.errors or fetch_failed or report.prune_held else 0
 
 
 if __name__ == "__main__":

@@ -201,6 +201,7 @@ class GitRemote:
         previous = self._served()
         self._git("fetch", "--no-tags", "origin", f"+{self.ref}:{_TIP}", remote=True)
         commit = self._git("rev-parse", f"{_TIP}^{{commit}}").strip()
+        self._check_subdir(commit)
         changed: int | None = None
         if commit != previous:
             self._git("checkout", "-q", "--force", "-B", _branch_name(self.ref), commit)
@@ -208,6 +209,21 @@ class GitRemote:
             changed = self._changed(previous, commit)
         self.commit = commit
         return Fetched(commit=commit, previous=previous, changed=changed)
+
+    def _check_subdir(self, commit: str) -> None:
+        """RUNBOOK_GIT_SUBDIR is a folder of `commit`: checked out without it, the runbooks
+        would all look deleted. Trees come whole with a partial clone, so this reads no blob."""
+        if not self.subdir or self._git("ls-tree", "-d", "--name-only", commit, "--",
+                                        self.subdir).strip():
+            return
+        parent = str(PurePosixPath(self.subdir).parent).removeprefix(".")
+        at = f"{commit}:{parent}" if parent else commit
+        folders = self._git("ls-tree", "-d", "--name-only", at).split()
+        raise GitFetchError(
+            f"RUNBOOK_GIT_SUBDIR={self.subdir!r} is not a folder of {self.name} at "
+            f"{self.ref} ({commit[:12]}): set it to the runbooks' folder (folders there: "
+            f"{', '.join(folders[:10]) or 'none'}); nothing is pruned until it is found"
+        )
 
     def _clone(self) -> None:
         """Clone into a temporary folder and move it in place: a failed clone leaves none."""

@@ -92,6 +92,10 @@ class PeriodicSync:
         #: the index is served as it was, and /readyz shows why it may be behind.
         self.source_problem: str | None = None
         self.runs = 0
+        #: Documents kept although their source's listing dropped them (a shrink past
+        #: PRUNE_MAX_FRACTION, ingest.plan.guard_shrink), and what /readyz says of them.
+        self.held_documents = 0
+        self.held_problem: str | None = None
         self._synced: int | None = None
 
     def start(self) -> None:
@@ -126,15 +130,16 @@ class PeriodicSync:
         try:
             report = self._make_syncer().run(self._options)
         except Exception as exc:  # a failed sync keeps serving the index as it was
-            self.last_error = f"{type(exc).__name__}: {exc}"[:300]
+            self.last_error = clip(f"{type(exc).__name__}: {exc}")
             log.error("sync.failed", error=self.last_error, next_in_s=self._interval_s)
             return
         self.last_error = None
-        self.source_problem = (
+        self.source_problem = clip(
             f"{len(report.errors)} source error(s), first {report.errors[0].path}: "
-            f"{report.errors[0].reason}"[:300] if report.errors else None
-        )
+            f"{report.errors[0].reason}"
+        ) if report.errors else None
         self.runs += 1
+        self._hold(report)
         # A run with a failed source is repeated: the file may be fixed without a change.
         self._synced = None if report.errors else files
         self._on_synced(report)
@@ -145,6 +150,27 @@ class PeriodicSync:
             source_errors=len(report.errors),
             ms=round((time.monotonic() - started) * 1000),
         )
+
+
+    def _hold(self, report: SyncReport) -> None:
+        """Keep the held shrink for /readyz and /metrics; log it once, when it changes."""
+        problem = "; ".join(
+            f"kept {h.dropped} of {h.of} document(s) of {h.source} that its listing dropped: "
+            "confirm with `python -m ingest --allow-prune` or raise PRUNE_MAX_FRACTION"
+            for h in report.prune_held
+        ) or None
+        if problem != self.held_problem:
+            report.log_held(self._options.prune_max_fraction)
+        self.held_problem = problem
+        self.held_documents = sum(h.dropped for h in report.prune_held)
+
+
+def clip(text: str, limit: int = 800) -> str:
+    """`text` whole when it fits, else cut at a word and marked: an error's last words say
+    what to set, and a setting's name cut in two (`CONFLUENCE_`) names nothing."""
+    if len(text) <= limit:
+        return text
+    return text[: limit - 1].rsplit(" ", 1)[0] + "…"
 
 
 def fingerprint(roots: Sequence[Path]) -> int:

@@ -7,8 +7,9 @@ search, so the plan also prunes the units a changed page no longer has.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ingest.document import Chunk, Document
 
@@ -105,3 +106,37 @@ def make_plan(
     return Plan(
         tuple(upsert), tuple(unchanged), tuple(revised), tuple(shrink), tuple(removed), changed
     )
+
+
+#: A listing that drops this many pages of a source or fewer is never held back: deleting a
+#: runbook or two is editing. A label lost or a site being reindexed drops them by the dozen.
+PRUNE_FLOOR = 2
+
+
+@dataclass(frozen=True)
+class Held:
+    """Pages of one source kept although its listing no longer names them."""
+
+    source: str
+    #: The pages its listing dropped, and the pages the index holds for it.
+    dropped: int
+    of: int
+
+
+def guard_shrink(
+    plan: Plan, indexed: Mapping[str, Indexed], max_fraction: float
+) -> tuple[Plan, tuple[Held, ...]]:
+    """The plan without the removals of any source whose listing shrank by more than
+    `max_fraction` of its pages (PRUNE_MAX_FRACTION), and those sources. A source that
+    suddenly lists far less (a Confluence reindex, a scope that lost its pages) keeps
+    what it had until the shrink is confirmed."""
+    dropped = Counter(indexed[doc_id].source for doc_id in plan.removed)
+    totals = Counter(held.source for held in indexed.values())
+    held = tuple(
+        Held(source, count, totals[source])
+        for source, count in sorted(dropped.items())
+        if count > PRUNE_FLOOR and count > max_fraction * totals[source]
+    )
+    kept = {h.source for h in held}
+    removed = tuple(d for d in plan.removed if indexed[d].source not in kept)
+    return replace(plan, removed=removed), held

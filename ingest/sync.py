@@ -30,7 +30,7 @@ from ingest.document import Chunk, Document, SourceError, Unit
 from ingest.incremental import IncrementalSource
 from ingest.migrate import claims, migrate
 from ingest.naming import Root, name_roots
-from ingest.plan import Indexed, Page, Plan, make_plan
+from ingest.plan import Held, Indexed, Page, Plan, guard_shrink, make_plan
 from ingest.sources import DocumentMemo, scan_root
 from ingest.units import unit_documents
 
@@ -52,6 +52,8 @@ class SyncReport:
     #: Pages moved to their source's name without embedding (ingest.migrate).
     migrated: int = 0
     prune_skipped: bool = False
+    #: Sources whose shrunk listing did not prune what it dropped (ingest.plan.guard_shrink).
+    prune_held: tuple[Held, ...] = ()
     errors: list[SourceError] = field(default_factory=list)
 
     def summary(self) -> str:
@@ -61,7 +63,25 @@ class SyncReport:
             f"removed {self.removed_docs} deleted document(s); "
             f"embedded {self.embedded} chunk(s) ({self.from_cache} from cache)"
             + (f"; moved {self.migrated} to their source's name" if self.migrated else "")
+            + "".join(
+                f"; kept {h.dropped} of {h.of} document(s) of {h.source} that its listing "
+                "dropped (confirm with --allow-prune)"
+                for h in self.prune_held
+            )
         )
+
+    def log_held(self, max_fraction: float) -> None:
+        """One line per source whose shrink is held back, saying how to confirm it."""
+        for held in self.prune_held:
+            log.warning(
+                "ingest.prune_held",
+                source=held.source,
+                dropped=held.dropped,
+                of=held.of,
+                max_fraction=max_fraction,
+                fix="if the runbooks were really removed, run `python -m ingest "
+                "--allow-prune` or raise PRUNE_MAX_FRACTION; else fix the source's scope",
+            )
 
 
 @dataclass(frozen=True)
@@ -76,6 +96,9 @@ class SyncOptions:
     prune: bool = True
     #: Sources read incrementally besides the roots (ingest.incremental: Confluence).
     sources: Sequence[IncrementalSource] = ()
+    #: A source whose listing drops more than this share of its pages keeps them
+    #: (PRUNE_MAX_FRACTION; ingest.plan.guard_shrink); 1 prunes whatever it dropped.
+    prune_max_fraction: float = 0.5
 
     @classmethod
     def from_settings(
@@ -86,6 +109,7 @@ class SyncOptions:
         use_git: bool = True,
         prune: bool = True,
         sources: Sequence[IncrementalSource] = (),
+        allow_prune: bool = False,
     ) -> SyncOptions:
         return cls(
             roots=roots,
@@ -94,6 +118,7 @@ class SyncOptions:
             use_git=use_git,
             prune=prune,
             sources=sources,
+            prune_max_fraction=1.0 if allow_prune else settings.prune_max_fraction,
         )
 
 
@@ -293,6 +318,7 @@ class Syncer:
                     errors=len(report.errors),
                 )
         else:
+            plan, report.prune_held = guard_shrink(plan, held, options.prune_max_fraction)
             self._prune(plan, report)
         self._store_stats()
         return report

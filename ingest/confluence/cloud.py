@@ -62,8 +62,6 @@ class CloudSite:
         space_id = self._space_id(space)
         if self._label:
             label_id = self._label_id or self._find_label()
-            if label_id is None:
-                return []
             path, params = f"api/v2/labels/{label_id}/pages", {"space-id": space_id}
         else:
             path, params = f"api/v2/spaces/{space_id}/pages", {"status": "current"}
@@ -108,11 +106,17 @@ class CloudSite:
             )
         return self._space_ids[space]
 
-    def _find_label(self) -> str | None:
-        """Label ids come from REST v1 (`label?name=`): v2 cannot find a label by name."""
+    def _find_label(self) -> str:
+        """Label ids come from REST v1 (`label?name=`): v2 cannot find a label by name.
+        A label that does not exist is an error, never an empty listing: read as one, it
+        would prune every page of the source."""
         body = self.http.get_json("rest/api/label", {"name": str(self._label)}, missing_ok=True)
         if body is None:
-            return None
+            raise ConfluenceError(
+                f"CONFLUENCE_LABEL {self._label!r} does not exist on {self.http.base_url}: "
+                "check its spelling (a label exists once a page carries it); nothing is "
+                "pruned until it is found"
+            )
         self._label_id = parse(_LabelDetails, body).label.id
         return self._label_id
 

@@ -1,8 +1,9 @@
 """Confluence Data Center and Server, REST API v1: CQL search for the listing, one content.
 
 The listing is one CQL search per space (`type=page and space="OPS"`, and the label when
-one is configured), expanding only `version`: no bodies. Changed pages are then read one by
-one with `expand=body.storage,version,metadata.labels`.
+one is configured), expanding only `version`: no bodies. An empty listing asks whether the
+space exists (`/rest/api/space/{key}`): a space key that does not exist is an error.
+Changed pages are then read one by one with `expand=body.storage,version,metadata.labels`.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from datetime import datetime
 
 from pydantic import Field
 
+from ingest.confluence.errors import ConfluenceError
 from ingest.confluence.http import ConfluenceHttp
 from ingest.confluence.page import Page, PageRef
 from ingest.confluence.shapes import ApiModel, Body, Labels, Links, make_page, parse, results
@@ -54,6 +56,15 @@ class DataCenterSite:
             for item in results(body):
                 content = parse(_Content, item)
                 refs.append(PageRef(content.id, space, content.version.number))
+        if not refs and self.http.get_json(f"rest/api/space/{space}", missing_ok=True) is None:
+            # CQL finds nothing in a space that does not exist: an error, not an empty
+            # listing that would prune every page of the space.
+            raise ConfluenceError(
+                f"CONFLUENCE_SPACES names {space}, which does not exist on "
+                f"{self.http.base_url} or which the token's user cannot see: check the space "
+                "key, or give the user view permission on the space; nothing is pruned until "
+                "it is found"
+            )
         return refs
 
     def page(self, ref: PageRef) -> Page | None:

@@ -20,7 +20,7 @@ from enricher.errors import ConfigError
 from enricher.settings import Settings
 from ingest.confluence.cloud import CloudSite
 from ingest.confluence.datacenter import DataCenterSite
-from ingest.confluence.errors import ConfluenceError
+from ingest.confluence.errors import ConfluenceAuthError, ConfluenceError
 from ingest.confluence.http import ConfluenceHttp
 from ingest.confluence.page import Page, PageRef
 from ingest.confluence.runbook import page_doc_id, page_document, page_hash
@@ -61,6 +61,10 @@ class ConfluenceSource:
         for space in self.spaces:
             try:
                 refs = self.site.listing(space)
+            except ConfluenceAuthError as exc:
+                # Refused credentials refuse every space alike: one error for the source.
+                errors.append(SourceError(path=self.name, reason=str(exc)))
+                break
             except ConfluenceError as exc:
                 errors.append(SourceError(path=f"{self.name}/{space}", reason=str(exc)))
                 continue

@@ -159,6 +159,30 @@ class TestFailures:
         assert source.commit == good
         assert files(source.root) == ["postgres/PostgresDiskFull.md", "redis/RedisDown.md"]
 
+    def test_a_subfolder_that_is_not_there_names_the_setting_and_its_neighbours(
+        self, server: GitHttpServer, tmp_path: Path
+    ) -> None:
+        """A misspelt RUNBOOK_GIT_SUBDIR is an error, never an empty checkout whose runbooks
+        would all look deleted."""
+        source = remote(server, tmp_path, subdir="ops/runbook")
+        with pytest.raises(GitFetchError) as caught:
+            source.update()
+        assert "RUNBOOK_GIT_SUBDIR='ops/runbook' is not a folder" in str(caught.value)
+        assert "folders there: runbooks" in str(caught.value)
+        assert source.commit is None
+
+    def test_a_push_that_moves_the_subfolder_keeps_the_last_good_checkout(
+        self, server: GitHttpServer, repo: TeamRepo, tmp_path: Path
+    ) -> None:
+        source = remote(server, tmp_path)
+        good = source.update().commit
+        git(repo.work, "mv", "ops/runbooks", "ops/playbooks")
+        repo.commit_and_push("renamed")
+        with pytest.raises(GitFetchError, match="RUNBOOK_GIT_SUBDIR"):
+            source.update()
+        assert source.commit == good
+        assert files(source.root) == ["postgres/PostgresDiskFull.md", "redis/RedisDown.md"]
+
     def test_an_unreachable_remote_names_the_network(self, tmp_path: Path) -> None:
         with git_server(tmp_path) as stopped:
             url = stopped.url()
@@ -228,7 +252,7 @@ class TestCredentials:
 
 class TestIngestCli:
     def run_ingest(
-        self, tmp_path: Path, redis_url: str, url: str
+        self, tmp_path: Path, redis_url: str, url: str, subdir: str = "ops/runbooks"
     ) -> subprocess.CompletedProcess[str]:
         env = {
             **os.environ,
@@ -236,7 +260,7 @@ class TestIngestCli:
             "REDIS_URL": redis_url,
             "MODELS_DIR": str(MODELS_DIR),
             "RUNBOOK_GIT_URL": url,
-            "RUNBOOK_GIT_SUBDIR": "ops/runbooks",
+            "RUNBOOK_GIT_SUBDIR": subdir,
             "RUNBOOK_GIT_TOKEN": TOKEN,
             "RUNBOOK_GIT_DIR": str(tmp_path / "data" / "git"),
         }
@@ -258,3 +282,11 @@ class TestIngestCli:
         assert again.returncode == 1
         assert "RUNBOOK_GIT_TOKEN" in again.stderr and TOKEN not in again.stderr
         assert "skipped 2 unchanged" in again.stdout
+
+    def test_a_misspelt_subfolder_exits_1_with_the_reason(
+        self, server: GitHttpServer, tmp_path: Path, redis_url: str
+    ) -> None:
+        done = self.run_ingest(tmp_path, redis_url, server.url(), subdir="ops/runbok")
+        assert done.returncode == 1 and done.stdout == ""
+        assert "RUNBOOK_GIT_SUBDIR='ops/runbok' is not a folder" in done.stderr
+        assert "ingest.nothing_indexed" in done.stderr

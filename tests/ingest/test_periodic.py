@@ -77,3 +77,43 @@ class TestServiceSync:
             s.startswith("indexed 1 document(s)") and "skipped 1 unchanged" in s
             for s in summaries[1:]
         )
+
+
+class TestShrinkHeldBack:
+    def test_a_root_that_loses_most_runbooks_keeps_them_and_says_so_once(
+        self, tmp_path: Path, redis_url: str, embedder: Embedder
+    ) -> None:
+        """Four runbooks, then three gone at once (a checkout half-restored, say): they stay
+        served, /readyz and rbe_runbook_prune_held_documents say so, and one log line."""
+        root = tmp_path / "runbooks"
+        names = ["PostgresDiskFull", "PostgresReplicationLag", "PostgresTooManyConnections",
+                 "PostgresDown"]
+        for name in names:
+            path = root / "postgres" / f"{name}.md"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(f"# {name}\n\n## Mitigation\n\nPage the database team about {name}.\n")
+        settings = Settings(
+            models_dir=MODELS_DIR, qdrant_path=tmp_path / "qdrant", redis_url=redis_url,
+            allow_unauthenticated=True, runbook_roots=(str(root),), sync_interval_s=1,
+            sync_use_git=False, workers=1,
+        )
+        services = Services.build(settings, embedder=embedder)
+        with capture_logs() as logs, TestClient(create_app(services)) as client:
+            sync = services.sync
+            assert sync is not None
+            wait_for(lambda: sync.runs >= 1, what="the first sync")
+            for name in names[1:]:
+                (root / "postgres" / f"{name}.md").unlink()
+            runs = sync.runs
+            wait_for(lambda: sync.runs > runs, what="the shrunk sync")
+            (root / "postgres" / "Note.md").write_text("# Note\n\nA change, so it syncs again.\n")
+            wait_for(lambda: sync.runs > runs + 1, what="one more sync")
+            ready = client.get("/readyz").json()
+            metrics = client.get("/metrics").text
+            held = services.index.count()
+        detail = ready["checks"]["sync"]["detail"]
+        assert ready["ready"] and "kept 3 of 4 document(s) of runbooks" in detail
+        assert "--allow-prune" in detail
+        assert "rbe_runbook_prune_held_documents 3.0" in metrics
+        assert [e["event"] for e in logs].count("ingest.prune_held") == 1
+        assert held == 5  # one chunk for each of the four runbooks, and the note

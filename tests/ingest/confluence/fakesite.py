@@ -260,6 +260,16 @@ def serve_datacenter(router: respx.MockRouter, site: FakeSite, *, limit: int = 2
             )
         return _refused(site) or httpx.Response(200, json=_dc_content(page, True))
 
+    def space(request: httpx.Request, key: str) -> httpx.Response:
+        if key not in site.spaces:
+            return _refused(site) or httpx.Response(
+                404, json={"statusCode": 404, "message": f"No space with key : {key}"}
+            )
+        body = {"id": int(site.spaces[key]), "key": key, "name": key, "type": "global"}
+        return _refused(site) or httpx.Response(200, json=body)
+
     router.get(f"{DATACENTER}/rest/api/content/search", name="listing").mock(side_effect=search)
+    router.get(url__regex=rf"^{re.escape(DATACENTER)}/rest/api/space/(?P<key>[^/?]+)$",
+               name="space").mock(side_effect=space)
     router.get(url__regex=rf"^{re.escape(DATACENTER)}/rest/api/content/(?P<page_id>\d+)",
                name="page").mock(side_effect=content)

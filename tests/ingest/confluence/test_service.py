@@ -101,6 +101,7 @@ class TestServiceLoop:
             wait_for(lambda: sync.runs > runs + 1, what="a sync with the token refused")
             check = client.get("/readyz").json()["checks"]["sync"]
             assert check["ok"] and "answered 401" in check["detail"], check
+            assert check["detail"].endswith("and set CONFLUENCE_PERSONAL_TOKEN")  # not cut
             assert "dc-token-1" not in check["detail"]
             assert services.searcher.search(kafka_alert()).matches[0].source == NAME
         summaries = [e["summary"] for e in logs if e["event"] == "sync.done"]
@@ -168,6 +169,7 @@ class TestCommandLine:
         assert ingest_main([]) == 1
         logged = capsys.readouterr().err  # the CLI configures its own log output
         errors = [line for line in logged.splitlines() if "ingest.source_error" in line]
-        assert len(errors) == 2 and "answered 401" in errors[0]
+        assert len(errors) == 1 and "answered 401" in errors[0]  # one, not one per space
         assert "set CONFLUENCE_PERSONAL_TOKEN" in errors[0]
         assert "dc-token-1" not in logged
+        assert "HTTP Request" not in logged  # no httpx line per request
