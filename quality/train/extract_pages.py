@@ -31,6 +31,7 @@ _QUERY = re.compile(r"Generated query for (\w+) alert: `(.*)`")
 _SILENCE = re.compile(r'^\s*"((?:warning|critical)_[\w]+)"', re.MULTILINE)
 _TAG = re.compile(r"<[^>]+>")
 _DROPPED_LABELS = frozenset({"expr", "env"})
+_ENV = "ENV_LABELS_ENV"
 
 
 def _sections(text: str, is_alert: Callable[[int, str], bool]) -> dict[str, tuple[str, str]]:
@@ -80,11 +81,13 @@ def _page_rule(name: str, section: str, severity: str, file: str) -> Rule | None
 
 def _clean(rule: Rule) -> Rule:
     """The rule with the labels a deployment fills in (`env`) and a copy of `expr` dropped;
-    PingCAP writes the severity as `level`."""
+    PingCAP writes the severity as `level`, and its deployment tool puts the cluster's name
+    where the rules say ``ENV_LABELS_ENV`` (here: the alert's `cluster` label)."""
     labels = {k: v for k, v in rule.labels.items() if k not in _DROPPED_LABELS and "{{" not in v}
     if "level" in labels and "severity" not in labels:
         labels["severity"] = labels.pop("level")
-    return Rule(rule.name, rule.expr, labels, rule.annotations, rule.file, rule.group)
+    notes = {k: v.replace(_ENV, "{{ $labels.cluster }}") for k, v in rule.annotations.items()}
+    return Rule(rule.name, rule.expr, labels, notes, rule.file, rule.group)
 
 
 def _paired(
@@ -140,17 +143,23 @@ _PINGCAP_PAGES = (
     "ticdc/ticdc-alert-rules.md",
     "tiflash/tiflash-alert-rules.md",
 )
+_ANSIBLE = "roles/prometheus/files"
 _PINGCAP_RULES = (
     ("tikv/tikv", "metrics/alertmanager/tikv.rules.yml"),
     ("tikv/tikv", "metrics/alertmanager/tikv.accelerate.rules.yml"),
     ("tikv/pd", "metrics/alertmanager/pd.rules.yml"),
+    *(
+        ("pingcap/tidb-ansible", f"{_ANSIBLE}/{name}.rules.yml")
+        for name in ("tidb", "tiflash", "binlog", "kafka", "lightning", "node", "blacker")
+    ),
 )
 
 
 def pingcap(trees: Mapping[str, Tree], select: Sequence[str]) -> Extracted:
     """PingCAP's alert-rule pages (TiDB, PD, TiKV, TiFlash, TiCDC, DM; a section per alert,
-    its heading the alert's name in a code span), paired with TiKV's and PD's rule files,
-    and for the other components with the rule the page states."""
+    its heading the alert's name in a code span), paired with TiKV's and PD's rule files
+    and tidb-ansible's rules for TiDB and the tools, and where no rule file has the alert
+    (TiCDC, DM) with the rule the page states."""
     docs = "shczhen/docs"
     rules: list[Rule] = []
     for repo, path in _PINGCAP_RULES:
@@ -171,11 +180,9 @@ def pingcap(trees: Mapping[str, Tree], select: Sequence[str]) -> Extracted:
         pairs += _paired(page, docs, path, sections, by_key, from_page=True)
     linked = {name_key(p.rule.name) for p in pairs}
     orphans = tuple(_clean(r) for r in rules if name_key(r.name) not in linked)
-    paths = {
-        docs: _PINGCAP_PAGES,
-        "tikv/tikv": tuple(p for r, p in _PINGCAP_RULES[:2]),
-        "tikv/pd": (_PINGCAP_RULES[2][1],),
-    }
+    paths: dict[str, tuple[str, ...]] = {docs: _PINGCAP_PAGES}
+    for repo, path in _PINGCAP_RULES:
+        paths[repo] = (*paths.get(repo, ()), path)
     return Extracted(files, tuple(pairs), orphans, paths)
 
 

@@ -97,6 +97,7 @@ SOURCES: tuple[CorpusSource, ...] = (
             Pin("shczhen/docs", "ba3a662e52139c8a70c8247cdcf8421df7fd3d81", "LICENSE"),
             Pin("tikv/tikv", "8e964719db0d2088d47a280a1dde3fefa1b31d6b", "LICENSE"),
             Pin("tikv/pd", "a186e0cc61def1408fc57ae7b3d1044a572c8ae3", "LICENSE"),
+            Pin("pingcap/tidb-ansible", "61f5ec376c82381107a2b1e6e1eade09d8ca39a2", "LICENSE"),
         ),
     ),
     CorpusSource(
