@@ -18,6 +18,7 @@ from enricher.app import create_app
 from enricher.index.connect import open_local_mode
 from enricher.index.embedding import Embedder
 from enricher.index.engine import Index
+from enricher.search.reader import Reader
 from enricher.service import Services
 from enricher.settings import Settings
 from enricher.slack.render import render_message
@@ -30,6 +31,7 @@ from scripts.bench_enrich.timing import (
     TimedBotDelivery,
     TimedEmbedder,
     TimedIndex,
+    TimedReader,
     TimedSearcher,
 )
 from scripts.benchlib import MODELS_DIR, REPO, note, rss_kb
@@ -88,8 +90,10 @@ def bench_size(
     index = open_local_mode(qdrant_path, settings.qdrant_collection) \
         if setup.engine == "local" else None
     services = Services.build(settings, embedder=timed_embedder, delivery=delivery, index=index)
+    reader = services.searcher.reader
     searcher = TimedSearcher(cast(Index, TimedIndex(services.index)), timed_embedder,
-                             services.searcher.config)
+                             services.searcher.config, services.searcher.model,
+                             reader and cast(Reader, TimedReader(reader)))
     services.searcher = services.processor.searcher = searcher
     points = services.index.count()
 

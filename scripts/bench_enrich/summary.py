@@ -42,8 +42,10 @@ def summarize(
         "query embedding, dense": [p.dense_s for p in probes],
         "query embedding, sparse": [p.sparse_s for p in probes],
         "Qdrant calls (query_points, scroll), all": qdrant_s,
+        "reader (the searches that read)": [p.reader_s for p in probes],
         "rest of search (query, rerank, matches)": [
-            s - q - e for s, q, e in zip(search_s, qdrant_s, embed_s, strict=True)
+            s - q - e - p.reader_s
+            for s, q, e, p in zip(search_s, qdrant_s, embed_s, probes, strict=True)
         ],
         "render": render_s,
         "Slack request (post start to fake receipt)": slack_leg,
@@ -67,6 +69,7 @@ def summarize(
         "search_ms": dist(search_s),
         "render_ms": dist(render_s),
         "end_to_end_ms": dist(e2e),
+        "reader_ms_when_read": dist([p.reader_s for p in probes if p.reader_s]),
         "breakdown": {
             name: {**dist(values), "share_of_mean_e2e_pct": share(values)}
             for name, values in breakdown.items()

@@ -16,6 +16,7 @@ from enricher.index.embedding import Embedder, SparseVector
 from enricher.index.engine import Filter, Hit, Index, Record
 from enricher.result import SearchResult
 from enricher.search.feedback import NO_FEEDBACK, Tallies
+from enricher.search.reader import Reader
 from enricher.search.searcher import Searcher
 from enricher.slack.delivery import BotDelivery, OnSent, PostRef
 from enricher.slack.render import SlackMessage
@@ -30,6 +31,8 @@ class Probe:
     dense_s: float = 0.0
     sparse_s: float = 0.0
     qdrant: list[tuple[str, float]] = field(default_factory=list)
+    #: The reader's scoring (enricher.search.reader), 0 when the search did not read.
+    reader_s: float = 0.0
     total_s: float = 0.0
     result: SearchResult | None = None
 
@@ -67,6 +70,20 @@ class TimedEmbedder:
 
     def sparse(self, texts: Sequence[str]) -> list[SparseVector]:
         return self.inner.sparse(texts)
+
+
+class TimedReader:
+    """The real reader; each scoring is timed into the current probe."""
+
+    def __init__(self, inner: Reader) -> None:
+        self.inner = inner
+
+    def score(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        started = time.perf_counter()
+        logits = self.inner.score(pairs)
+        if (probe := _probe()) is not None:
+            probe.reader_s += time.perf_counter() - started
+        return logits
 
 
 def _hybrid_kind(flt: Filter) -> str:
