@@ -111,12 +111,16 @@ def runbook_folder(trees: Mapping[str, Tree], select: Sequence[str]) -> Extracte
 
 
 def gitlab(trees: Mapping[str, Tree], select: Sequence[str]) -> Extracted:
-    """GitLab.com's runbooks (a mirror of gitlab-com/runbooks): rules under ``rules/`` name
-    their runbook in a `runbook` annotation (``docs/<service>/<page>.md``), often one page
-    for many alerts. Templated links and the alerts near the judged corpora are left out."""
+    """GitLab.com's runbooks (a mirror of gitlab-com/runbooks): rules under the folders in
+    `select` name their runbook in a `runbook` annotation (``docs/<service>/<page>.md``),
+    often one page for many alerts (the generated SLO alerts of ``thanos-rules/`` all point
+    at their service's README). Templated links and the alerts near the judged corpora are
+    left out."""
     repo = "mattrussi/gitlab-com-runbooks"
     tree = trees[repo]
-    rule_files = [p for p in tree.files("rules") if p.endswith((".yml", ".yaml"))]
+    rule_files = [
+        p for folder in select for p in tree.files(folder) if p.endswith((".yml", ".yaml"))
+    ]
     rules = [rule for path in rule_files for rule in parse_rules(tree.read(path), path)]
     files: dict[str, str] = {}
     pairs: list[Pair] = []

@@ -80,6 +80,9 @@ class CorpusSource:
     select: tuple[str, ...] = ()
 
 
+_GITLAB = Pin(
+    "mattrussi/gitlab-com-runbooks", "f921d0a4d0e3ae278ec5a0c232a14206a0102bdc", "LICENSE"
+)
 _SRERUN = Pin("srerun/prometheus-alerts", "78649c36a63b22d89e192257a0e49081bdbc2db7", "")
 
 SOURCES: tuple[CorpusSource, ...] = (
@@ -135,13 +138,15 @@ SOURCES: tuple[CorpusSource, ...] = (
         "gitlab",
         "SaaS platform (git, CI, databases)",
         "gitlab",
-        (
-            Pin(
-                "mattrussi/gitlab-com-runbooks",
-                "f921d0a4d0e3ae278ec5a0c232a14206a0102bdc",
-                "LICENSE",
-            ),
-        ),
+        (_GITLAB,),
+        ("rules",),
+    ),
+    CorpusSource(
+        "gitlab-slo",
+        "SaaS platform: generated SLO alerts, one README per service",
+        "gitlab",
+        (_GITLAB,),
+        ("thanos-rules",),
     ),
     CorpusSource(
         "srerun-databases",
