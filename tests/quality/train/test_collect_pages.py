@@ -1,0 +1,80 @@
+"""Section pages and rename rules of the training collection (pure, made-up text)."""
+
+from __future__ import annotations
+
+import pytest
+
+from quality.train.pages import drop_section, named_page, section_anchors, strip_details
+from quality.train.rename import project_prefixes, renamed, reworded_summary
+from quality.train.rules import parse_rules
+
+PAGE = """# Ops
+
+Intro text.
+
+## Disk filling
+
+The disk fills up. Clean it.
+
+## Queue stuck
+
+The queue does not drain. Restart the consumer.
+
+```bash
+## not a heading
+```
+
+## Cache cold
+
+Warm it.
+"""
+
+
+class TestPages:
+    def test_named_headings_become_sections(self) -> None:
+        """Headings that are not identifiers are cut when the front matter names them."""
+        text = named_page("Ops", PAGE, ["Disk filling", "Queue stuck", "Cache cold"])
+        assert section_anchors("ops.md", text) == {
+            "diskfilling": "disk-filling",
+            "queuestuck": "queue-stuck",
+            "cachecold": "cache-cold",
+        }
+
+    def test_drop_section_keeps_the_others(self) -> None:
+        """Leaving one alert out takes its section, not the next one nor a fenced line."""
+        text = drop_section(PAGE, "Queue stuck")
+        assert "drain" not in text
+        assert "## Cache cold" in text and "Clean it." in text
+
+    def test_details_are_stripped(self) -> None:
+        assert strip_details("a\n<details>\nrule\n</details>\nb") == "a\nb"
+
+
+class TestRules:
+    def test_helm_template_rule(self) -> None:
+        """A chart's one-rule template reads as the rule it renders."""
+        text = (
+            '{{- $alert := "ToyDown" -}}\n{{- if true -}}\nalert: {{ $alert }}\n'
+            'expr: up{namespace="{{ .namespace }}"} == 0\n{{- end -}}\n'
+        )
+        (rule,) = parse_rules(text, "toy.yaml")
+        assert rule.name == "ToyDown"
+        assert rule.expr == 'up{namespace="namespace"} == 0'
+
+    def test_prometheus_templates_are_kept(self) -> None:
+        text = "groups:\n- name: g\n  rules:\n  - alert: A\n    expr: x > 1\n    annotations:\n"
+        text += "      summary: '{{ $labels.instance }} is slow'\n"
+        (rule,) = parse_rules(text, "a.yml")
+        assert rule.annotations["summary"] == "{{ $labels.instance }} is slow"
+
+
+class TestRename:
+    @pytest.mark.parametrize("name", ["ToyDiskFull", "ToyQueueDown", "toy_cache_cold"])
+    def test_renamed_differs_and_drops_the_prefix(self, name: str) -> None:
+        prefixes = project_prefixes(["ToyDiskFull", "ToyQueueDown", "toy_cache_cold"])
+        made = renamed(name, prefixes, "corpus")
+        assert "toy" not in made.lower()
+        assert made == renamed(name, prefixes, "corpus")
+
+    def test_summary_is_cut_at_its_bracket(self) -> None:
+        assert reworded_summary("Disk almost full (instance 10.0.0.1)") == "Volume almost full"
