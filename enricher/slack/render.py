@@ -191,13 +191,13 @@ def firing_now(alert: Alert, width: int = 80) -> str:
 
 
 def _group_line(alert: Alert) -> str:
+    """The group's size. How many alerts the page does not name is said once, by the
+    firing-now line ("and 9995 more"), whether or not they were read in full."""
     parts: list[str] = []
     if alert.alert_count > 1:
         parts.append(f"{alert.alert_count} alerts in this group")
     if alert.truncated > 0:
         parts.append(f"({alert.truncated} not shown by Alertmanager)")
-    if alert.omitted > 0:
-        parts.append(f"({alert.omitted} counted, not named: the group is large)")
     return "_" + " ".join(parts) + "_" if parts else ""
 
 

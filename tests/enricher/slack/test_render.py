@@ -711,12 +711,18 @@ class TestFiringNow:
         body = texts(render_message(parsed.alert, matched(make_match()), now=NOW))
         assert f"*Firing now ({len(raw['alerts']) + 4}):*" in body
 
-    def test_omitted_alerts_are_counted(self) -> None:
-        """A group too large to read whole says how many alerts it does not name."""
-        alert = make_alert(alert_count=2500, firing_count=2500, omitted=2450, targets=("a=1",))
+    def test_a_group_too_large_to_read_whole_has_one_count(self) -> None:
+        """10,000 alerts, the first 50 read in full: the page names five and says how many
+        more there are, once ("and 9995 more"), never a second count of the unread ones."""
+        targets = tuple(f"pod=p{n}" for n in range(5))
+        alert = make_alert(
+            alert_count=10_000, firing_count=10_000, omitted=9_950, targets=targets
+        )
         body = texts(render_message(alert, matched(make_match()), now=NOW))
-        assert "2500 alerts in this group" in body
-        assert "(2450 counted, not named: the group is large)" in body
+        named = ", ".join(f"`{target}`" for target in targets)
+        assert f"*Firing now (10000):* {named} and 9995 more" in body
+        assert "_10000 alerts in this group_" in body
+        assert "9950" not in body
 
     @pytest.mark.parametrize(
         ("rose", "joined", "head"),
