@@ -1,0 +1,170 @@
+"""What the reader is trained and measured on, without torch or the product (the GPU
+machine imports it with neither): the mined lists (quality.train.mine), the folds, and the
+reader-alone metrics.
+
+Folds: a reader that scores a corpus in the decision's leave-one-corpus-out fit must never
+have seen that corpus, nor its project's other corpora (`srerun-hosts` and
+`srerun-network` come from one repository and one author's style). Corpora are grouped by
+project (the name before its first hyphen) and the projects dealt, largest first, to the
+fold that holds fewer lists; each fold reader is trained without its fold's projects.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+FOLDS = ("fold-a", "fold-b")
+ALL = "all"
+
+
+@dataclass(frozen=True)
+class Listing:
+    """One decided search: the alert and its candidates as the reader reads them."""
+
+    corpus: str
+    case: str
+    kind: str
+    left_out: bool
+    alert: str
+    passages: tuple[str, ...]
+    keys: tuple[str, ...]
+    labels: tuple[int, ...]
+
+
+def _text(path: Path) -> str:
+    data = path.read_bytes()
+    return (gzip.decompress(data) if path.suffix == ".gz" else data).decode("utf-8")
+
+
+def mined(folder: Path) -> list[Path]:
+    """The mined files in `folder` (quality.train.mine), plain or gzipped."""
+    return sorted(folder.glob("*.jsonl")) + sorted(folder.glob("*.jsonl.gz"))
+
+
+def corpus_of(path: Path) -> str:
+    """A mined file's corpus: its name without `.jsonl` or `.jsonl.gz`."""
+    return path.name.split(".jsonl", 1)[0]
+
+
+def read(path: Path) -> list[Listing]:
+    """The lists of one mined file (`.jsonl`, or `.jsonl.gz` as carried to a GPU machine)."""
+    rows = [json.loads(line) for line in _text(path).splitlines() if line]
+    return [
+        Listing(
+            r["corpus"],
+            r["case"],
+            r["kind"],
+            bool(r["left_out"]),
+            r["alert"],
+            tuple(r["passages"]),
+            tuple(r["keys"]),
+            tuple(int(v) for v in r["labels"]),
+        )
+        for r in rows
+    ]
+
+
+def manifest_hash(files: Sequence[Path]) -> str:
+    """One digest of the mined lists (by corpus and text, compressed or not): what a reader
+    was trained on."""
+    h = hashlib.sha256()
+    for f in sorted(files, key=corpus_of):
+        h.update(corpus_of(f).encode() + b"\0" + hashlib.sha256(_text(f).encode()).digest())
+    return h.hexdigest()
+
+
+def project(corpus: str) -> str:
+    return corpus.split("-", 1)[0]
+
+
+def folds(counts: dict[str, int], names: Sequence[str] = FOLDS) -> dict[str, list[str]]:
+    """The corpora each fold reader leaves out, from the lists per corpus (deterministic:
+    ties go by project name)."""
+    by_project: dict[str, list[str]] = {}
+    for corpus in sorted(counts):
+        by_project.setdefault(project(corpus), []).append(corpus)
+    size = {p: sum(counts[c] for c in cs) for p, cs in by_project.items()}
+    held: dict[str, list[str]] = {n: [] for n in names}
+    load = dict.fromkeys(names, 0)
+    for p in sorted(size, key=lambda p: (-size[p], p)):
+        fold = min(names, key=lambda n: (load[n], names.index(n)))
+        held[fold].extend(by_project[p])
+        load[fold] += size[p]
+    return {n: sorted(cs) for n, cs in held.items()}
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One (alert, passage) pair of a list, with its label and the list it belongs to."""
+
+    alert: str
+    passage: str
+    label: int
+    group: int
+
+
+def pairs(listings: Iterable[Listing]) -> list[Pair]:
+    """Every candidate of every list as a pair; `group` numbers the lists in order."""
+    return [
+        Pair(item.alert, passage, label, group)
+        for group, item in enumerate(listings)
+        for passage, label in zip(item.passages, item.labels, strict=True)
+    ]
+
+
+def batches(groups: int, per_batch: int, seed: int, epoch: int) -> list[list[int]]:
+    """The lists of one epoch, shuffled by (seed, epoch) and cut into batches of lists, so
+    that the listwise loss sees each list whole."""
+    order = np.random.default_rng([seed, epoch]).permutation(groups)
+    return [[int(g) for g in order[i : i + per_batch]] for i in range(0, groups, per_batch)]
+
+
+@dataclass(frozen=True)
+class Scores:
+    """The reader alone on mined lists: how often its best candidate is the expected one,
+    against the search's first rank, over the lists that hold the expected runbook; and
+    the AUC of label against logit over every pair."""
+
+    lists: int
+    with_positive: int
+    reader_r1: float
+    first_rank_r1: float
+    auc: float
+    pairs: int
+
+
+def measure(listings: Sequence[Listing], logits: Sequence[Sequence[float]]) -> Scores:
+    positives = [(item, lg) for item, lg in zip(listings, logits, strict=True) if any(item.labels)]
+    reader_right = sum(item.labels[int(np.argmax(lg))] for item, lg in positives)
+    first_right = sum(item.labels[0] for item, _ in positives)
+    labels = [v for item in listings for v in item.labels]
+    flat = [float(v) for lg in logits for v in lg]
+    n = max(len(positives), 1)
+    return Scores(
+        lists=len(listings),
+        with_positive=len(positives),
+        reader_r1=round(reader_right / n, 4),
+        first_rank_r1=round(first_right / n, 4),
+        auc=round(auc(labels, flat), 4),
+        pairs=len(flat),
+    )
+
+
+def auc(labels: Sequence[int], scores: Sequence[float]) -> float:
+    """The chance a positive outscores a negative (ties count half); 0.5 without both."""
+    y = np.asarray(labels, dtype=bool)
+    s = np.asarray(scores, dtype=np.float64)
+    pos, neg = int(y.sum()), int((~y).sum())
+    if not pos or not neg:
+        return 0.5
+    _, inverse, counts = np.unique(s, return_inverse=True, return_counts=True)
+    ends = np.cumsum(counts)
+    ranks = ((ends - counts + 1 + ends) / 2.0)[inverse]
+    return float((ranks[y].sum() - pos * (pos + 1) / 2) / (pos * neg))

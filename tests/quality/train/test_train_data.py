@@ -1,0 +1,154 @@
+"""The reader's training data, without torch: mined lists as the serving side builds its
+pairs, folds, batches and the reader-alone metrics."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from dataclasses import asdict
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from enricher.alert import Alert
+from enricher.search import reader
+from enricher.search.decide import Candidate
+from enricher.search.query import build_query
+from quality.cases import Case
+from quality.train.mine import listing
+from quality.train.train_data import (
+    Listing,
+    auc,
+    batches,
+    corpus_of,
+    folds,
+    manifest_hash,
+    measure,
+    pairs,
+    read,
+)
+
+COUNTS = {
+    "tempo": 99,
+    "pingcap": 266,
+    "sourcegraph": 586,
+    "netapp-harvest": 270,
+    "cloudnative-pg": 53,
+    "gitlab": 427,
+    "toy-databases": 426,
+    "toy-hosts": 489,
+    "toy-network": 333,
+}
+
+
+def alert(name: str) -> Alert:
+    return Alert(
+        source="alertmanager",
+        status="firing",
+        alert_name=name,
+        service="postgres",
+        severity="warning",
+        summary="replica lags behind the primary",
+        description="",
+        labels={"alertname": name},
+        starts_at=datetime(2026, 1, 1, tzinfo=UTC),
+    )
+
+
+def candidate(path: str, anchor: str = "") -> Candidate:
+    payload = {
+        "path": path,
+        "doc_id": path,
+        "title": path.rsplit("/", 1)[-1].removesuffix(".md"),
+        "section": "Meaning",
+        "text": f"What {path} means.",
+        "alert_names": [],
+        "unit_anchor": anchor,
+    }
+    return Candidate(payload, 0.5)
+
+
+def item(labels: tuple[int, ...], corpus: str = "toy") -> Listing:
+    n = len(labels)
+    return Listing(corpus, "c", "paraphrase", False, "a", ("p",) * n, ("k",) * n, labels)
+
+
+class TestListing:
+    def test_pairs_are_the_serving_sides_texts(self) -> None:
+        """Training reads exactly what enricher.search.reader.texts gives the page."""
+        case = Case("c1", "paraphrase", None, "pg/Lag.md", alert("PgReplicaSlow"), 1)
+        found = [candidate("pg/Down.md"), candidate("pg/Lag.md")]
+        got = listing("toy", case, False, found)
+        query = build_query(case.alert)
+        assert [(got.alert, p) for p in got.passages] == [
+            reader.texts(query, c.payload) for c in found
+        ]
+        assert got.labels == (0, 1)
+
+    def test_a_left_out_twin_has_no_positive(self) -> None:
+        case = Case("c1", "paraphrase", None, "pg/Lag.md", alert("PgReplicaSlow"), 1)
+        got = listing("toy", case, True, [candidate("pg/Lag.md")])
+        assert got.left_out and got.labels == (0,)
+
+    def test_a_section_case_is_labelled_on_its_unit(self) -> None:
+        case = Case("c1", "section_renamed", None, "ops.md", alert("X"), 1, "lag")
+        got = listing("toy", case, False, [candidate("ops.md", "down"), candidate("ops.md", "lag")])
+        assert got.keys == ("ops.md#down", "ops.md#lag") and got.labels == (0, 1)
+
+    def test_read_takes_plain_and_gzipped_files_alike(self, tmp_path: Path) -> None:
+        lines = "".join(json.dumps(asdict(item((1, 0)))) + "\n" for _ in range(2))
+        (tmp_path / "toy.jsonl").write_text(lines)
+        (tmp_path / "gz").mkdir()
+        (tmp_path / "gz" / "toy.jsonl.gz").write_bytes(gzip.compress(lines.encode()))
+        plain, packed = tmp_path / "toy.jsonl", tmp_path / "gz" / "toy.jsonl.gz"
+        assert read(plain) == read(packed) == [item((1, 0))] * 2
+        assert corpus_of(packed) == "toy"
+        assert manifest_hash([plain]) == manifest_hash([packed])
+
+
+class TestFolds:
+    def test_deterministic_and_every_corpus_held_once(self) -> None:
+        held = folds(COUNTS)
+        assert held == folds(dict(reversed(list(COUNTS.items()))))
+        assert sorted(c for cs in held.values() for c in cs) == sorted(COUNTS)
+
+    def test_a_projects_corpora_are_held_out_together(self) -> None:
+        held = folds(COUNTS)
+        toy = [name for name, cs in held.items() if any(c.startswith("toy-") for c in cs)]
+        assert len(toy) == 1 and {"toy-databases", "toy-hosts", "toy-network"} <= set(held[toy[0]])
+
+    def test_folds_are_balanced_by_lists(self) -> None:
+        sizes = [sum(COUNTS[c] for c in cs) for cs in folds(COUNTS).values()]
+        assert max(sizes) - min(sizes) <= max(COUNTS.values())
+
+
+class TestBatches:
+    def test_every_list_once_per_epoch_and_the_order_is_seeded(self) -> None:
+        one = batches(37, 8, seed=13, epoch=0)
+        assert sorted(g for b in one for g in b) == list(range(37))
+        assert one == batches(37, 8, seed=13, epoch=0) != batches(37, 8, seed=13, epoch=1)
+
+    def test_pairs_carry_their_list(self) -> None:
+        got = pairs([item((1, 0)), item((0,))])
+        assert [(p.label, p.group) for p in got] == [(1, 0), (0, 0), (0, 1)]
+
+
+class TestMeasure:
+    @pytest.mark.parametrize(
+        ("labels", "scores", "expected"),
+        [
+            ([1, 0], [2.0, 1.0], 1.0),
+            ([1, 0], [1.0, 2.0], 0.0),
+            ([1, 0, 1, 0], [0.9, 0.1, 0.5, 0.5], 0.875),
+            ([1, 1], [0.3, 0.2], 0.5),
+        ],
+    )
+    def test_auc(self, labels: list[int], scores: list[float], expected: float) -> None:
+        assert auc(labels, scores) == pytest.approx(expected)
+
+    def test_reader_and_first_rank_over_lists_with_a_positive(self) -> None:
+        lists = [item((0, 1)), item((1, 0)), item((0, 0))]
+        got = measure(lists, [[0.0, 3.0], [0.0, 3.0], [5.0, 5.0]])
+        assert (got.with_positive, got.reader_r1, got.first_rank_r1) == (2, 0.5, 0.5)
+        assert got.pairs == 6
