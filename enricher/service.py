@@ -11,7 +11,7 @@ import os
 import socket
 import threading
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import Any, Protocol, cast
@@ -79,6 +79,16 @@ class BackgroundSync(Protocol):
     #: PRUNE_MAX_FRACTION), and what to do about it: shown, not "not ready".
     held_documents: int
     held_problem: str | None
+
+    @property
+    def none_loaded(self) -> bool:
+        """No configured source has ever loaded: not ready."""
+
+    @property
+    def load_problem(self) -> str | None: ...
+
+    def unloaded(self) -> Mapping[str, str]:
+        """The configured sources that have never loaded, each with why."""
     runs: int
     #: The git remotes of RUNBOOK_GIT_URL, in its order.
     remotes: Sequence[RemoteState]
@@ -196,8 +206,8 @@ class Services:
         searcher = build_searcher(settings, index, embedder)
         sync = _background_sync(settings, index, embedder, searcher)
         first_index = (
-            FirstIndex(sync.first_done, settings.first_sync_wait_s)
-            if sync is not None and index.count() == 0
+            FirstIndex(sync.first_done, settings.first_sync_wait_s, sync.unloaded)
+            if sync is not None and (index.count() == 0 or sync.unloaded())
             else None
         )
         redis_client = redis_connect.async_client(settings)
@@ -321,10 +331,12 @@ class Services:
             checks["redis"] = {"ok": False, "detail": f"{type(exc).__name__}: {exc}"[:300]}
         if self.sync is not None:
             checks["sync"] = {
-                "ok": self.sync.first_done.is_set() and self.sync.last_error is None,
+                "ok": self.sync.first_done.is_set() and self.sync.last_error is None
+                and not self.sync.none_loaded,
                 "detail": self.sync.last_error
                 or "; ".join(filter(None, [
-                    f"{self.sync.runs} run(s)", self.sync.source_problem, self.sync.held_problem
+                    f"{self.sync.runs} run(s)", self.sync.load_problem,
+                    self.sync.source_problem, self.sync.held_problem,
                 ])),
             }
             for n, remote in enumerate(self.sync.remotes):

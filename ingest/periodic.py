@@ -24,14 +24,15 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
 from pathlib import Path
 
 import structlog
 
+from enricher.index import schema
 from enricher.index.embedding import Embedder
-from enricher.index.engine import Index
+from enricher.index.engine import Equals, Filter, Index
 from enricher.settings import Settings
 from ingest.cache import EmbeddingCache, connect
 from ingest.configure import configure
@@ -61,9 +62,16 @@ def for_service(
         cache = EmbeddingCache(connect(settings), embedder.identity.dense)
         return Syncer(index, embedder, cache, memo)
 
+    # A source the index holds no document of has not loaded yet (a new deployment, a
+    # source added, a first clone that was refused before this restart).
+    absent = [
+        name for name in sources.names
+        if not index.exists() or not index.count(Filter(must=(Equals(schema.F_SOURCE, name),)))
+    ]
     return PeriodicSync(
         make_syncer, options, settings.sync_interval_s, lambda _: on_synced(),
-        remotes=sources.remotes,
+        remotes=sources.remotes, unloaded={name: "not synced yet" for name in absent},
+        sources=len(sources.names),
     )
 
 
@@ -76,6 +84,8 @@ class PeriodicSync:
         on_synced: Callable[[SyncReport], None],
         *,
         remotes: Sequence[GitRemote] = (),
+        unloaded: Mapping[str, str] | None = None,
+        sources: int = 0,
     ) -> None:
         self._make_syncer = make_syncer
         #: Fetched before each run; their state (commit, error, failures) is read by /readyz.
@@ -96,6 +106,10 @@ class PeriodicSync:
         #: PRUNE_MAX_FRACTION, ingest.plan.guard_shrink), and what /readyz says of them.
         self.held_documents = 0
         self.held_problem: str | None = None
+        #: The configured sources that have never loaded, with why (enricher.pipeline.
+        #: first_index: a page without a match says so instead of "no match").
+        self._unloaded = dict(unloaded or {})
+        self._sources = sources
         self._synced: int | None = None
 
     def start(self) -> None:
@@ -132,6 +146,7 @@ class PeriodicSync:
         except Exception as exc:  # a failed sync keeps serving the index as it was
             self.last_error = clip(f"{type(exc).__name__}: {exc}")
             log.error("sync.failed", error=self.last_error, next_in_s=self._interval_s)
+            self._unloaded = {name: self.last_error for name in self._unloaded}
             return
         self.last_error = None
         self.source_problem = clip(
@@ -140,6 +155,7 @@ class PeriodicSync:
         ) if report.errors else None
         self.runs += 1
         self._hold(report)
+        self._load(report)
         # A run with a failed source is repeated: the file may be fixed without a change.
         self._synced = None if report.errors else files
         self._on_synced(report)
@@ -151,6 +167,30 @@ class PeriodicSync:
             ms=round((time.monotonic() - started) * 1000),
         )
 
+
+    def unloaded(self) -> dict[str, str]:
+        """The configured sources that have never loaded, each with why, cut for a page."""
+        return dict(self._unloaded)
+
+    @property
+    def none_loaded(self) -> bool:
+        """No configured source has ever loaded: nothing a page could be matched against."""
+        return bool(self._sources) and len(self._unloaded) >= self._sources
+
+    @property
+    def load_problem(self) -> str | None:
+        """What /readyz says of the sources that have not loaded."""
+        if not self._unloaded:
+            return None
+        return "not loaded: " + "; ".join(f"{n} ({why})" for n, why in self._unloaded.items())
+
+    def _load(self, report: SyncReport) -> None:
+        fetch = {r.source: r.error for r in self.remotes if r.error is not None}
+        self._unloaded = {
+            name: clip(fetch.get(name) or report.failed.get(name) or "nothing read", 150)
+            for name in self._unloaded
+            if name not in report.loaded
+        }
 
     def _hold(self, report: SyncReport) -> None:
         """Keep the held shrink for /readyz and /metrics; log it once, when it changes."""

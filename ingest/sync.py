@@ -55,6 +55,11 @@ class SyncReport:
     #: Sources whose shrunk listing did not prune what it dropped (ingest.plan.guard_shrink).
     prune_held: tuple[Held, ...] = ()
     errors: list[SourceError] = field(default_factory=list)
+    #: The first error of each source that had one, by source name.
+    failed: dict[str, str] = field(default_factory=dict)
+    #: The sources whose runbooks are in the index: read without an error in this run, or
+    #: holding documents from an earlier one.
+    loaded: frozenset[str] = frozenset()
 
     def summary(self) -> str:
         return (
@@ -278,7 +283,7 @@ class Syncer:
         report = SyncReport()
         documents: list[Document] = []
         sources: set[str] = set()
-        failed: set[str] = set()
+        failed = report.failed
         roots = name_roots(options.roots, [s.name for s in options.sources])
         for root in roots:
             memo = self.memo.documents if self.memo is not None else None
@@ -287,7 +292,7 @@ class Syncer:
             report.errors.extend(scan.errors)
             sources.add(root.name)
             if scan.errors:
-                failed.add(root.name)
+                failed.setdefault(root.name, scan.errors[0].reason)
         held = read_indexed(self.index)
         kept: list[str] = []
         for source in options.sources:
@@ -296,6 +301,8 @@ class Syncer:
             kept.extend(found.kept)
             report.errors.extend(found.errors)
             sources.add(source.name)
+            if found.errors:
+                failed.setdefault(source.name, found.errors[0].reason)
         for error in report.errors:
             log.error("ingest.source_error", path=error.path, reason=error.reason)
 
@@ -304,6 +311,11 @@ class Syncer:
             current = {page.doc.doc_hash for page in pages}
             self.memo.units = {h: u for h, u in self.memo.units.items() if h in current}
         report.migrated = migrate(self.index, pages, held, claims(roots, sources), failed)
+        # Loaded: read without an error now, or holding documents from an earlier read.
+        report.loaded = frozenset(
+            (sources - failed.keys()) | {h.source for h in held.values()}
+            | {page.doc.source for page in pages}
+        )
         plan = make_plan(pages, held, sources, kept)
         report.skipped = len(plan.unchanged)
         self._upsert(plan, report, progress)

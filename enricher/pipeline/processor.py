@@ -167,6 +167,8 @@ class Processor:
             result = SearchResult(status="unavailable", tier=None, reason=STILL_INDEXING)
         else:
             result = await asyncio.to_thread(self.searcher.search, alert, feedback=tallies)
+            if self.first_index is not None:
+                result = self.first_index.settle(result)
         elapsed = time.perf_counter() - started
         self.metrics.search_seconds.observe(elapsed)
         self.metrics.enrichments.labels(result.status, result.tier or "none").inc()
