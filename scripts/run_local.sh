@@ -11,7 +11,17 @@ REDIS_PORT=${REDIS_PORT:-6399}
 export REDIS_URL=${REDIS_URL:-redis://127.0.0.1:$REDIS_PORT/0}
 export ALLOW_UNAUTHENTICATED=${ALLOW_UNAUTHENTICATED:-true}
 export HOST=${HOST:-127.0.0.1} PORT=${PORT:-8080}
-export RUNBOOK_ROOTS=${RUNBOOK_ROOTS:-golden/runbooks} SYNC_INTERVAL_S=${SYNC_INTERVAL_S:-10}
+# The sample runbooks only when no source is configured: RUNBOOK_GIT_URL or CONFLUENCE_URL
+# alone serve that source alone.
+if [[ -z "${RUNBOOK_ROOTS:-}${RUNBOOK_GIT_URL:-}${CONFLUENCE_URL:-}" ]]; then
+    export RUNBOOK_ROOTS=golden/runbooks
+fi
+export SYNC_INTERVAL_S=${SYNC_INTERVAL_S:-10}
+sources=()
+[[ -n "${RUNBOOK_ROOTS:-}" ]] && sources+=("$RUNBOOK_ROOTS")
+# Credentials written into a URL stay out of the banner.
+[[ -n "${RUNBOOK_GIT_URL:-}" ]] && sources+=("$(sed -E 's#://[^/@]*@#://#g' <<<"$RUNBOOK_GIT_URL")")
+[[ -n "${CONFLUENCE_URL:-}" ]] && sources+=("$CONFLUENCE_URL (${CONFLUENCE_SPACES:-no space})")
 
 mkdir -p data/redis
 if ! redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1; then
@@ -20,5 +30,5 @@ if ! redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1; then
     echo "run: started redis-server on 127.0.0.1:$REDIS_PORT (data/redis; stop: make stop)" >&2
 fi
 
-echo "run: serving on http://$HOST:$PORT, syncing $RUNBOOK_ROOTS every ${SYNC_INTERVAL_S}s; Slack messages are printed below. Try the curl example in README.md" >&2
+echo "run: serving on http://$HOST:$PORT, syncing $(IFS=,; echo "${sources[*]}" | sed 's/,/, /g') every ${SYNC_INTERVAL_S}s; Slack messages are printed below. Try the curl example in README.md" >&2
 exec .venv/bin/python -m enricher
