@@ -46,6 +46,9 @@ __all__ = ["Built", "build", "main"]
 ROOT = Path(__file__).resolve().parents[2]
 MANIFEST = Path(__file__).with_name("manifest.json")
 LEAVE_OUT_ONE_IN = 10
+#: A runbook file with fewer words is a stub (a generator's empty page): its alert has no
+#: runbook, and becomes a near miss.
+MIN_WORDS = 20
 MAX_SIBLINGS = 30
 
 Extractor = Callable[[Mapping[str, Tree], Sequence[str]], Extracted]
@@ -71,7 +74,8 @@ def _without_released(
 ) -> tuple[dict[str, str], list[Pair], list[Rule], int]:
     """The corpus with every pair, runbook file and section named like a released alert
     taken out, and so is a second runbook of an alert name already paired (two runbooks
-    of one name make its cases ambiguous); and how many pairs the released names dropped."""
+    of one name make its cases ambiguous) and a stub; and how many pairs the released names
+    dropped."""
     files = dict(extracted.files)
     kept: list[Pair] = []
     names: set[str] = set()
@@ -92,8 +96,12 @@ def _without_released(
     for path in list(files):
         if name_key(PurePosixPath(path).stem) in released or (path in twins and path not in paired):
             del files[path]
-    kept = [p for p in kept if p.doc in files]
+    for path, text in list(files.items()):
+        if len(text.split()) < MIN_WORDS:
+            del files[path]
     orphans = [r for r in extracted.orphans if name_key(r.name) not in released]
+    orphans += [p.rule for p in kept if p.doc not in files]
+    kept = [p for p in kept if p.doc in files]
     return files, kept, orphans, dropped
 
 

@@ -25,7 +25,11 @@ for: 5m
 labels:
   severity: critical
 """
-BOOK = "# {name}\n\n## Meaning\n\nThe {name} alert fires when {what}.\n\n## Fix\n\nRestart.\n"
+BOOK = (
+    "# {name}\n\n## Meaning\n\nThe {name} alert fires when {what}, and the service that"
+    " depends on it starts to slow down for every user.\n\n## Fix\n\nRestart it, then"
+    " watch the dashboard for ten minutes.\n"
+)
 NAMES = {
     "ToyDatabaseDown": "the database is down",
     "ToyReplicaLagging": "a replica lags",
