@@ -30,6 +30,11 @@ PAGERDUTY = "https://acme.pagerduty.com"
 NOISE_CASES = 8
 _TEMPLATE = re.compile(r"\{\{(.*?)\}\}", re.DOTALL)
 _LABEL_REF = re.compile(r"\$labels\.(\w+)|index \$labels \"(\w+)\"")
+#: `key="value"` matchers of a rule's selectors, and the labels an aggregation keeps.
+_MATCHER = re.compile(r'\b([a-zA-Z_]\w*)\s*=\s*"([^"{}]*)"')
+_KEPT_BY = re.compile(r"\b(?:by|on)\s*\(([^)]*)\)", re.IGNORECASE)
+_AGGREGATED = re.compile(r"\b(?:by|without|on|ignoring)\s*\(|\b(?:sum|count|avg|max|min)\s*\(")
+_NOT_CARRIED = frozenset({"__name__", "le", "quantile", "job", "instance"})
 _CLUSTERS = ("prod-eu-west-1", "prod-us-east-2", "staging-eu-central-1", "prod-ap-south-1")
 _RECEIVERS = ("Default", "Critical", "oncall-primary", "slack-platform-oncall")
 
@@ -48,8 +53,9 @@ def _pick(options: Sequence[str], *parts: object) -> str:
 
 def _labels(rule: Rule, service: str, salt: str) -> dict[str, str]:
     """The firing alert's labels: the rule's own, what the scrape adds (the job named like
-    the prefix of the first metric the rule reads, `redis_up` -> `redis`), and a value for
-    each label its annotations name (`{{ $labels.volume }}` -> `volume: volume-3`)."""
+    the prefix of the first metric the rule reads, `redis_up` -> `redis`), what its
+    selectors' exact matchers carry through, and a value for each label its annotations
+    name (`{{ $labels.volume }}` -> `volume: volume-3`)."""
     host = int(digest("host", salt, rule.name), 16)
     metrics = metric_names(rule.expr)
     labels = {
@@ -58,6 +64,7 @@ def _labels(rule: Rule, service: str, salt: str) -> dict[str, str]:
         "cluster": _pick(_CLUSTERS, "cluster", salt, rule.name),
         "severity": "warning",
     }
+    labels.update(_matched_labels(rule.expr))
     for note in rule.annotations.values():
         for found in _LABEL_REF.finditer(note):
             name = found.group(1) or found.group(2)
@@ -65,6 +72,18 @@ def _labels(rule: Rule, service: str, salt: str) -> dict[str, str]:
             labels.setdefault(name, f"{name.replace('_', '-')}-{number}")
     labels.update({k: v for k, v in rule.labels.items() if "{{" not in v and v})
     return dict(sorted(labels.items()))
+
+
+def _matched_labels(expr: str) -> dict[str, str]:
+    """The labels the rule's exact matchers give its alerts: all of them when the expression
+    does not aggregate, else those an aggregation keeps (`by (...)`, `on (...)`)."""
+    kept = {k.strip() for found in _KEPT_BY.findall(expr) for k in found.split(",")}
+    aggregated = bool(_AGGREGATED.search(expr))
+    out: dict[str, str] = {}
+    for key, value in _MATCHER.findall(expr):
+        if key not in _NOT_CARRIED and value and (not aggregated or key in kept):
+            out.setdefault(key, value)
+    return out
 
 
 def _render(text: str, labels: Mapping[str, str], salt: str) -> str:
