@@ -15,6 +15,16 @@ Status = Literal["firing", "resolved"]
 
 
 @dataclass(frozen=True)
+class Acknowledgement:
+    """Someone took the page (PagerDuty's `incident.acknowledged`)."""
+
+    #: Who, as the sender names them (PagerDuty's agent summary); None when it names no one.
+    by: str | None
+    #: When (the event's `occurred_at`); None when the sender gave no time.
+    at: datetime | None
+
+
+@dataclass(frozen=True)
 class Alert:
     source: Source
     status: Status
@@ -51,6 +61,8 @@ class Alert:
     metrics: tuple[str, ...] = ()
     #: Raw event type for PagerDuty (`incident.triggered` ...), `None` for Alertmanager.
     event_type: str | None = None
+    #: Set on an acknowledgement: the page is updated to say who took it and when.
+    acknowledged: Acknowledgement | None = None
 
 
 def in_utc(value: datetime) -> datetime:

@@ -138,6 +138,10 @@ class PostRecord:
     received_at: float = 0.0
     #: The severity the message shows ("" when none, or not stored).
     severity: str = ""
+    #: The acknowledgement the message shows: its delivery's dedup key ("" when none), and
+    #: when it was made (epoch s), so an older one arriving late changes nothing.
+    acknowledged: str = ""
+    acknowledged_at: float = 0.0
 
 
 def _digest(key: str) -> str:
@@ -293,6 +297,8 @@ class Ledger:
         received_at: float,
         message: str,
         severity: str = "",
+        acknowledged: str = "",
+        acknowledged_at: float = 0.0,
     ) -> bool:
         """Store the posted message. False when `owner` no longer holds the claim (its lease
         was taken over): the caller's message is a duplicate and the stored one stays.
@@ -312,6 +318,8 @@ class Ledger:
                 repr(received_at),
                 message,
                 severity,
+                acknowledged,
+                repr(acknowledged_at),
             ],
         )
         return bool(done)
@@ -414,6 +422,8 @@ class Ledger:
             message=_text(record.get("message", b"")),
             received_at=float(_text(record.get("received_at", b"0"))),
             severity=_text(record.get("severity", b"")),
+            acknowledged=_text(record.get("acknowledged", b"")),
+            acknowledged_at=float(_text(record.get("acknowledged_at", b"0"))),
         )
 
     async def update_post(
@@ -425,14 +435,16 @@ class Ledger:
         message: str | None = None,
         received_at: float | None = None,
         severity: str | None = None,
+        acknowledged: tuple[str, float] | None = None,
         output: str | None = None,
     ) -> bool:
         """Store what the posted or updated message now shows. False when the group has no post.
 
         `message` is the rendered message as JSON (for the resolve update); `received_at` is
         when the webhook behind the current state arrived, so an older job can be recognised
-        as superseded; `output`: the kind of the output this write completes (its
-        `begin_output` note is cleared with it).
+        as superseded; `acknowledged`: the acknowledgement shown (its dedup key and when it
+        was made); `output`: the kind of the output this write completes (its note is
+        cleared with it).
         """
         fields: list[str] = []
         if fingerprints is not None:
@@ -445,6 +457,8 @@ class Ledger:
             fields += ["received_at", repr(received_at)]
         if severity is not None:
             fields += ["severity", severity]
+        if acknowledged is not None:
+            fields += ["acknowledged", acknowledged[0], "acknowledged_at", repr(acknowledged[1])]
         note = f"out:{output}" if output else ""
         done = await self._update(
             keys=[self._post_key(group_key)], args=[self.post_ttl_s, note, *fields]

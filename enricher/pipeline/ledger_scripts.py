@@ -69,7 +69,8 @@ local state = redis.call('HGET', KEYS[1], 'state')
 if state and redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'state', 'posted', 'owner', ARGV[1], 'channel', ARGV[2],
            'ts', ARGV[3], 'fingerprints', ARGV[4], 'status', ARGV[5], 'group_key', ARGV[7],
-           'received_at', ARGV[8], 'message', ARGV[9], 'severity', ARGV[10])
+           'received_at', ARGV[8], 'message', ARGV[9], 'severity', ARGV[10],
+           'acknowledged', ARGV[11], 'acknowledged_at', ARGV[12])
 redis.call('HDEL', KEYS[1], 'out:post')
 redis.call('EXPIRE', KEYS[1], ARGV[6])
 return 1

@@ -30,8 +30,9 @@ from enricher.errors import DeliveryFailed, NotReplicated
 from enricher.metrics import Metrics
 from enricher.pipeline.first_index import FirstIndex
 from enricher.pipeline.ledger import Ledger
-from enricher.pipeline.processor import Processor, RetryLater, backoff_s
+from enricher.pipeline.processor import Processor
 from enricher.pipeline.queue import Job, JobQueue
+from enricher.pipeline.retry import RetryLater, backoff_s
 
 log = structlog.get_logger(__name__)
 

@@ -15,6 +15,9 @@ Rules for one alert group (Alertmanager groupKey, PagerDuty incident id):
   of a group runs at a time (`Ledger.hold_resolve`), so two different resolve bodies of
   one group do not both reply. A firing job older than an already applied resolve is
   superseded and dropped.
+- An acknowledgement (PagerDuty) edits the page to say who took it and when, once, and
+  like a resolve waits for the firing page and holds the group while it edits; a later
+  acknowledgement replaces the line, an older one or one after the resolve changes nothing.
 - A group that fires again after it resolved gets a new message.
 - An incoming webhook or the console cannot find what it sent: each of their outputs is
   noted in the ledger once it has left the process (`_once`), so an attempt after a crash
@@ -29,27 +32,30 @@ None of this can hold a page back: when Redis fails it is logged and skipped.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
-import random
 import time
-from collections.abc import Awaitable, Callable
-from typing import Literal, TypeVar
+from collections.abc import AsyncIterator
+from typing import Literal
 
 import structlog
 from redis.exceptions import RedisError
 
 from enricher.alert import Alert
-from enricher.errors import DeliveryFailed
 from enricher.feedback.store import FeedbackStore
 from enricher.gaps.store import GapStore
 from enricher.metrics import Metrics
 from enricher.pipeline.first_index import STILL_INDEXING, FirstIndex
 from enricher.pipeline.ledger import AlreadyPosted, InFlight, Ledger, PostRecord
+from enricher.pipeline.outputs import Outputs, acknowledgement, message_json
 from enricher.pipeline.queue import Job
+from enricher.pipeline.retry import RetryLater
 from enricher.result import SearchResult
 from enricher.search.feedback import NO_FEEDBACK, Tallies
 from enricher.search.searcher import Searcher
-from enricher.slack.delivery import OnSent, PostRef
+from enricher.slack.acknowledged import acknowledged_line, render_acknowledged_update
+from enricher.slack.blocks import context
+from enricher.slack.delivery import PostRef
 from enricher.slack.posting import Poster, marker
 from enricher.slack.render import (
     SlackMessage,
@@ -67,34 +73,15 @@ log = structlog.get_logger(__name__)
 #: "recovered": an earlier attempt's post, found by its marker; "unconfirmed": an earlier
 #: attempt sent it and died before recording it, and it cannot be looked for (not re-sent).
 Outcome = Literal[
-    "posted", "updated", "resolved", "duplicate", "superseded", "recovered", "unconfirmed"
+    "posted",
+    "updated",
+    "resolved",
+    "acknowledged",
+    "duplicate",
+    "superseded",
+    "recovered",
+    "unconfirmed",
 ]
-T = TypeVar("T")
-
-
-class RetryLater(Exception):
-    """The job cannot be done yet (a claim in flight); put it back for `delay_s`."""
-
-    def __init__(self, reason: str, delay_s: float) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.delay_s = delay_s
-
-
-#: Longest wait between delivery attempts: after a Slack outage ends, every page is out
-#: within about this long.
-MAX_BACKOFF_S = 60.0
-
-
-def backoff_s(attempts: int, retry_after: float | None = None) -> float:
-    """Slack's Retry-After when given, else exponential with jitter up to MAX_BACKOFF_S."""
-    if retry_after is not None:
-        return max(0.5, retry_after)
-    return float(min(MAX_BACKOFF_S, 2.0 ** min(attempts, 9)) * (0.5 + random.random() / 2))
-
-
-def _message_json(message: SlackMessage) -> str:
-    return json.dumps(message.to_kwargs())
 
 
 def _message_from(raw: str) -> SlackMessage | None:
@@ -124,7 +111,20 @@ def _tracked_total(ids: tuple[str, ...]) -> int:
     return len(ids)
 
 
-class Processor:
+def _acknowledged_already(job: Job, record: PostRecord) -> Outcome | None:
+    """Why an acknowledgement changes nothing on a posted page, None when it does: the
+    page resolved, shows this one already, or shows a later one."""
+    if record.status == "resolved":
+        return "superseded"
+    key, at = acknowledgement(job)
+    if record.acknowledged == key:
+        return "duplicate"
+    if record.acknowledged and record.acknowledged_at > at:
+        return "superseded"
+    return None
+
+
+class Processor(Outputs):
     """Does one job. Raises RetryLater or DeliveryFailed; the worker pool decides what next."""
 
     def __init__(
@@ -229,9 +229,6 @@ class Processor:
             return message
         return with_votes(message, votes)
 
-    def channel_for(self, alert: Alert) -> str:
-        return self.router.channel_for(alert) or "default"
-
     async def process(self, job: Job, ledger: Ledger | None, *, sole: bool = False) -> Outcome:
         """Post, update or resolve the job's page. `sole`: no other worker of this process
         is on the job's group (`Ledger.claim_post`)."""
@@ -239,6 +236,8 @@ class Processor:
             return await self._without_ledger(job.alert)
         if job.alert.status == "resolved":
             return await self._resolve(job, ledger)
+        if job.alert.acknowledged is not None:
+            return await self._acknowledge(job, ledger, sole)
         return await self._fire(job, ledger, sole)
 
     async def _without_ledger(self, alert: Alert) -> Outcome:
@@ -283,88 +282,13 @@ class Processor:
     async def _post_new(self, job: Job, ledger: Ledger) -> Outcome:
         result = await self.enrich(job.alert)
         message = await self._render(job.alert, result)
+        if job.alert.acknowledged is not None:  # its trigger was never posted here
+            message = render_acknowledged_update(job.alert, message)
         sent = await self._post_claimed(job, ledger, message)
         if sent is None:
             return "unconfirmed"
         await self._posted(job, result, sent)
         return "posted"
-
-    async def _post_claimed(
-        self, job: Job, ledger: Ledger, message: SlackMessage
-    ) -> PostRef | None:
-        """Post under a claim we hold (`Ledger.posting` gives it up on failure), then record.
-        None: a dead attempt was sending it already (`_once`); recorded with no ts."""
-        alert = job.alert
-        async with ledger.posting(alert.group_key, self.owner):
-            mark = marker(alert.group_key, alert.status)
-            sent = await self._once(
-                ledger, alert.group_key, "post",
-                lambda on_sent: self._post(
-                    alert, message, mark, since=job.received_at, on_sent=on_sent
-                ),
-            )
-        await self._record(job, ledger, sent or PostRef(self.channel_for(alert), ""), message)
-        return sent
-
-    async def _once(
-        self,
-        ledger: Ledger,
-        group_key: str,
-        kind: str,
-        send: Callable[[OnSent | None], Awaitable[T]],
-    ) -> T | None:
-        """`send(on_sent)`, unless an attempt that died already sent it: None then.
-
-        With a delivery that can find what it sent (bot token), the marker lookups keep
-        outputs single and this only sends. Without one (incoming webhook, console), the
-        delivery calls `on_sent` once the output has left the process, which notes it in
-        the group's ledger record; the write that stores its effect clears the note. An
-        attempt that finds the note runs after a process died in between and does not
-        send again. A failure Slack answered clears the note, so the retry sends again.
-        (The guarantees this makes: docs/RELIABILITY.md.)
-        """
-        if self.poster.can_find:
-            return await send(None)
-        if await ledger.output_noted(group_key, kind):
-            log.warning(
-                "slack.output_unconfirmed",
-                group=group_key,
-                kind=kind.partition(":")[0],
-                detail="an earlier attempt sent this and its process died before storing "
-                "the answer; it is taken as delivered and not sent again",
-                fix="check the channel for it; with a bot token (SLACK_BOT_TOKEN) the "
-                "service looks for it instead",
-            )
-            self.metrics.slack_failures.labels("unconfirmed").inc()
-            return None
-
-        async def sent() -> None:
-            await ledger.note_output(group_key, kind)
-
-        try:
-            return await send(sent)
-        except DeliveryFailed:
-            await ledger.forget_output(group_key, kind)
-            raise
-
-    async def _record(
-        self, job: Job, ledger: Ledger, ref: PostRef, message: SlackMessage | None
-    ) -> None:
-        alert = job.alert
-        if not await ledger.record_post(
-            alert.group_key,
-            self.owner,
-            channel=ref.channel,
-            ts=ref.ts,
-            fingerprints=job.fingerprints,
-            status=alert.status,
-            received_at=job.received_at,
-            message=_message_json(message) if message is not None else "",
-            severity=alert.severity or "",
-        ):
-            # Our lease was taken over while we posted: the reader may see two messages.
-            log.error("slack.duplicate_post", group=alert.group_key, ts=ref.ts)
-            self.metrics.slack_failures.labels("duplicate_post").inc()
 
     async def _update_group(self, job: Job, record: PostRecord, ledger: Ledger) -> Outcome:
         alert = job.alert
@@ -408,12 +332,80 @@ class Processor:
         await ledger.update_post(
             alert.group_key,
             fingerprints=job.fingerprints,
-            message=_message_json(message),
+            message=message_json(message),
             received_at=job.received_at,
             severity=alert.severity or "",
             output=kind,
         )
         return "updated"
+
+    @contextlib.asynccontextmanager
+    async def _holding(self, ledger: Ledger, group_key: str) -> AsyncIterator[None]:
+        """The group's hold while a resolve or an acknowledgement edits its page
+        (`Ledger.hold_resolve`): one at a time, so their edits never cross."""
+        wait_s = await ledger.hold_resolve(group_key, self.owner, self.lease_s)
+        if wait_s is not None:
+            # A resolve takes a second or two; a crashed holder's hold runs out on its own.
+            raise RetryLater("resolve in flight", delay_s=min(5.0, wait_s + 0.5))
+        try:
+            yield
+        finally:
+            await ledger.release_resolve(group_key, self.owner)
+
+    async def _acknowledge(self, job: Job, ledger: Ledger, sole: bool) -> Outcome:
+        """Say on the page who took it and when, once. Like a resolve, it waits for the
+        firing page and holds the group (`Ledger.hold_resolve`), so a resolve and an
+        acknowledgement never edit the message at the same time. A page never posted here
+        is posted now, with the line."""
+        alert = job.alert
+        record = await ledger.get_post(alert.group_key)
+        if record is None:
+            if await ledger.state(alert.group_key) is not None:
+                raise RetryLater("firing post not delivered yet", delay_s=5)
+            return await self._fire(job, ledger, sole)
+        if (done := _acknowledged_already(job, record)) is not None:
+            return done
+        async with self._holding(ledger, alert.group_key):
+            return await self._acknowledge_posted(job, ledger)
+
+    async def _acknowledge_posted(self, job: Job, ledger: Ledger) -> Outcome:
+        """Edit the page; when it cannot be edited as it was (a webhook's post, a message
+        not stored), the line goes in its thread or to the channel, once."""
+        alert = job.alert
+        record = await ledger.get_post(alert.group_key)  # again, under the hold
+        if record is None:
+            return "superseded"  # the group fired again meanwhile and is being posted anew
+        if (done := _acknowledged_already(job, record)) is not None:
+            return done
+        original = _message_from(record.message)
+        message = None
+        mark = marker(alert.group_key, "acknowledged:" + job.dedup_key)
+        kind = f"acknowledged:{mark}"
+        line = acknowledged_line(alert)
+        if self.poster.can_update and record.ts and original is not None:
+            ref = PostRef(record.channel, record.ts)
+            message = render_acknowledged_update(alert, original)
+            await self.poster.update(ref, await self._with_votes(ref, message))
+        elif self.poster.can_update and record.ts:
+            ref = PostRef(record.channel, record.ts)
+            await self._once(
+                ledger, alert.group_key, kind,
+                lambda on_sent: self.poster.reply_once(ref, line, mark, on_sent=on_sent),
+            )
+        else:
+            note = SlackMessage(line, [context([line])])
+            await self._once(
+                ledger, alert.group_key, kind,
+                lambda on_sent: self._post(alert, note, mark, since=None, on_sent=on_sent),
+            )
+        self.metrics.slack_posts.labels("acknowledged").inc()
+        await ledger.update_post(
+            alert.group_key,
+            message=message_json(message) if message is not None else None,
+            acknowledged=acknowledgement(job),
+            output=kind,
+        )
+        return "acknowledged"
 
     async def _resolve(self, job: Job, ledger: Ledger) -> Outcome:
         alert = job.alert
@@ -440,14 +432,8 @@ class Processor:
             return "resolved"
         if record.status == "resolved":
             return "duplicate"
-        wait_s = await ledger.hold_resolve(alert.group_key, self.owner, self.lease_s)
-        if wait_s is not None:
-            # A resolve takes a second or two; a crashed holder's hold runs out on its own.
-            raise RetryLater("resolve in flight", delay_s=min(5.0, wait_s + 0.5))
-        try:
+        async with self._holding(ledger, alert.group_key):
             return await self._resolve_posted(job, ledger)
-        finally:
-            await ledger.release_resolve(alert.group_key, self.owner)
 
     async def _resolve_posted(self, job: Job, ledger: Ledger) -> Outcome:
         """Edit the group's message and reply in its thread, under the group's resolve hold."""
@@ -481,19 +467,6 @@ class Processor:
         )
         return "resolved"
 
-    async def _post(
-        self,
-        alert: Alert,
-        message: SlackMessage,
-        mark: str,
-        *,
-        since: float | None,
-        on_sent: OnSent | None = None,
-    ) -> PostRef:
-        channel = self.channel_for(alert)
-        ref = await self.poster.post(channel, message, mark, since=since, on_sent=on_sent)
-        self.metrics.slack_posts.labels("post").inc()
-        return ref
 
 
-__all__ = ["Outcome", "Processor", "RetryLater", "backoff_s"]
+__all__ = ["Outcome", "Processor"]

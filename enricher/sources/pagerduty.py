@@ -34,7 +34,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from enricher.alert import Alert, Status
+from enricher.alert import Acknowledgement, Alert, Status
 from enricher.errors import Forbidden, MalformedPayload, Unauthorized
 from enricher.signatures import any_match, hmac_sha256, presented
 from enricher.sources.alertmanager import SEVERITY_ORDER
@@ -247,6 +247,8 @@ def normalize_incident(webhook: PagerDutyWebhook) -> Alert | None:
     `incident.resolved` is resolved and every other relevant event is firing. An
     `incident.annotated` event carries only a reference to its incident, so its `Alert`
     has the title, id and link but no service or urgency; the note is the description.
+    An `incident.acknowledged` event says who took the page (its agent) and when (its
+    `occurred_at`).
     """
     event = webhook.event
     if not event.is_relevant():
@@ -294,7 +296,15 @@ def normalize_incident(webhook: PagerDutyWebhook) -> Alert | None:
         ends_at=event.occurred_at if status == "resolved" else None,
         link=data.html_url or None,
         event_type=event.event_type,
+        acknowledged=_acknowledgement(event),
     )
+
+
+def _acknowledgement(event: Event) -> Acknowledgement | None:
+    if event.event_type != "incident.acknowledged":
+        return None
+    by = event.agent.summary if event.agent is not None else None
+    return Acknowledgement(by=by or None, at=event.occurred_at)
 
 
 __all__ = [

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from pydantic import TypeAdapter
 
-from enricher.alert import Alert
+from enricher.alert import Acknowledgement, Alert
 from enricher.errors import Forbidden, MalformedPayload, Unauthorized
 from enricher.sources import Ignored, refuse_replay
 from enricher.sources import parse as parse_source
@@ -548,6 +548,24 @@ class TestNormalizeIncident:
         body["event"]["data"].update(title=title, urgency=urgency)
         alert = normalize_incident(parse(body))
         assert alert is not None and alert.severity == severity
+
+    def test_an_acknowledgement_says_who_and_when(self) -> None:
+        """incident.acknowledged names its agent and its time; other events carry none."""
+        alert = normalize_incident(parse_pagerduty(raw("incident_acknowledged.json")))
+        assert alert is not None and alert.status == "firing"
+        assert alert.acknowledged == Acknowledgement(
+            by="Sam Dba", at=datetime(2024, 5, 14, 11, 33, 40, 112000, tzinfo=UTC)
+        )
+        triggered = normalize_incident(parse_pagerduty(raw("incident_triggered_am_title.json")))
+        assert triggered is not None and triggered.acknowledged is None
+
+    def test_an_acknowledgement_without_an_agent_or_time_names_no_one(self) -> None:
+        """An agent that is missing, not an object, or without a summary names no one."""
+        for agent in (None, 7, {"id": "PX"}):
+            body = load("incident_acknowledged.json")
+            body["event"].update(agent=agent, occurred_at=None)
+            alert = normalize_incident(parse(body))
+            assert alert is not None and alert.acknowledged == Acknowledgement(by=None, at=None)
 
     def test_missing_service_and_priority(self) -> None:
         """Absent service and priority leave service None and keep them out of labels."""
