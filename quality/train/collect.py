@@ -151,6 +151,8 @@ def build(source: CorpusSource, trees: Mapping[str, Tree], released: frozenset[s
 def _pair_lines(
     positives: Sequence[Positive], anchors: Mapping[str, Mapping[str, str]]
 ) -> list[dict[str, Any]]:
+    """pairs.jsonl: each pair with its siblings, the runbooks of its own service first,
+    then others of the corpus in an order drawn per pair (hard negatives for training)."""
     units = sorted(
         {f"{p}#{a}" for p, found in anchors.items() for a in found.values()}
         | {p for p, found in anchors.items() if not found}
@@ -158,7 +160,12 @@ def _pair_lines(
     out = []
     for p in positives:
         own = f"{p.doc}#{p.section}" if p.section else p.doc
-        siblings = [u for u in units if u != own and u.split("/", 1)[0] == p.service]
+        near = [u for u in units if u != own and u.split("/", 1)[0] == p.service]
+        far = sorted(
+            (u for u in units if u != own and u.split("/", 1)[0] != p.service),
+            key=lambda u: digest("sibling", own, u),
+        )
+        siblings = near + far
         out.append(
             {
                 "alert": p.rule.name,
