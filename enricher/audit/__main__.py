@@ -1,19 +1,24 @@
-"""`python -m enricher.audit RULES... [--runbooks DIR] [--json] [--fail-on broken,missing]`
+"""`python -m enricher.audit RULES... [--runbooks DIR] [--format text|json|junit|sarif]
+[--fail-on broken,missing]`
 
-Every alerting rule in the Prometheus rule files (or folders of them) against the indexed
-runbooks, one verdict per rule (enricher.audit.verdict). The index is the served one
-(QDRANT_PATH / QDRANT_URL), or, with `--runbooks DIR`, that folder indexed into a throwaway
-one. Rules found with no runbook are noted in Redis (REDIS_URL) when it is reachable, so
-that `python -m enricher.gaps` shows them as already known when they page.
+Every alerting rule in the Prometheus rule files (or folders of them; `-` reads standard
+input, `helm template CHART | python -m enricher.audit -`) against the indexed runbooks, one
+verdict per rule (enricher.audit.verdict). The index is the served one (QDRANT_PATH /
+QDRANT_URL), or, with `--runbooks DIR`, that folder indexed into an index of the audit's
+own, kept in `--cache-dir` between runs: a second run embeds only the runbooks that changed,
+with Redis or without. Rules found with no runbook are noted in Redis (REDIS_URL) when it is
+reachable, so that `python -m enricher.gaps` shows them as already known when they page.
 
 Exit status: 0; 1 when a verdict named in `--fail-on` occurred (a CI check for a rules
-repository); 2 when a rule file could not be read or the index could not be opened.
+repository); 2 when a rule file could not be read, no alerting rule was read at all, or the
+index could not be opened.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import sys
 import tempfile
 import time
@@ -26,7 +31,7 @@ import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
 from enricher import logs
-from enricher.audit import report
+from enricher.audit import ci, report
 from enricher.audit.rules import Rule, read_rules
 from enricher.audit.verdict import KINDS, Kind, Verdict, as_alert, judge
 from enricher.errors import ConfigError
@@ -41,6 +46,7 @@ from enricher.settings import Settings, load_settings
 
 #: How long indexing `--runbooks` may take before the audit gives up.
 INDEX_TIMEOUT_S = 3600.0
+FORMATS = ("text", "json", "junit", "sarif")
 #: Searches at once, as many as the service's default WORKERS: the models release the GIL.
 SEARCH_THREADS = 4
 
@@ -59,20 +65,41 @@ def audit(settings: Settings, index: Index, embedder: Embedder, paths: Sequence[
     list[Verdict], list[str]
 ]:
     """Verdicts for every alerting rule under `paths`, and the rule files that failed."""
-    scan = read_rules(paths)
+    scan = read_rules(paths, stdin=sys.stdin)
     searcher = build_searcher(settings, index, embedder)
 
     def one(rule: Rule) -> Verdict:
-        return judge(rule, searcher.search(as_alert(rule)))
+        return judge(rule, searcher.search(as_alert(rule)), settings.runbook_base_url)
 
     with ThreadPoolExecutor(max_workers=SEARCH_THREADS) as pool:
         verdicts = list(pool.map(one, scan.rules))
     return verdicts, [f"{e.file}: {e.reason}" for e in scan.errors]
 
 
+def default_cache_dir() -> Path:
+    return Path.home() / ".cache" / "runbook-enricher" / "audit"
+
+
 @contextmanager
-def _index(settings: Settings, embedder: Embedder, runbooks: Path | None) -> Iterator[Index]:
-    """The served index, or `runbooks` indexed into a throwaway embedded one."""
+def _own_folder(cache_dir: Path, runbooks: Path) -> Iterator[Path]:
+    """The audit's index folder for `runbooks`: kept in `cache_dir` (one per runbooks folder),
+    or a throwaway one when that cannot be made."""
+    key = hashlib.sha256(str(runbooks.resolve()).encode()).hexdigest()[:16]
+    folder = cache_dir / key
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        with tempfile.TemporaryDirectory(prefix="audit-index-") as throwaway:
+            yield Path(throwaway)
+        return
+    yield folder
+
+
+@contextmanager
+def _index(
+    settings: Settings, embedder: Embedder, runbooks: Path | None, cache_dir: Path
+) -> Iterator[Index]:
+    """The served index, or `runbooks` indexed into the audit's own (kept in `cache_dir`)."""
     if runbooks is None:
         try:
             index = open_index(settings)
@@ -86,13 +113,14 @@ def _index(settings: Settings, embedder: Embedder, runbooks: Path | None) -> Ite
         return
     if not runbooks.is_dir():
         raise ConfigError(f"--runbooks {runbooks}: no such folder of runbooks")
-    with tempfile.TemporaryDirectory(prefix="audit-index-") as folder:
+    with _own_folder(cache_dir, runbooks) as folder:
         own = settings.model_copy(
             update={
                 "qdrant_url": None,
-                "qdrant_path": Path(folder),
+                "qdrant_path": folder,
                 "runbook_roots": (str(runbooks),),
                 "runbook_git_url": None,
+                "confluence_url": None,
             }
         )
         index = open_index(own)
@@ -137,11 +165,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         description="Audit every alerting rule's runbook against the indexed runbooks. "
         + report.legend(),
     )
-    parser.add_argument("rules", nargs="+", type=Path, help="rule files or folders of them")
+    parser.add_argument(
+        "rules", nargs="+", type=Path, help="rule files or folders of them; - reads stdin"
+    )
     parser.add_argument(
         "--runbooks", type=Path, help="index this folder instead of the served index"
     )
-    parser.add_argument("--json", action="store_true", help="one JSON object per rule and line")
+    parser.add_argument(
+        "--cache-dir", type=Path, default=default_cache_dir(),
+        help="where --runbooks keeps its index between runs (default ~/.cache/runbook-"
+        "enricher/audit): unchanged runbooks are not embedded again",
+    )
+    parser.add_argument(
+        "--format", choices=FORMATS, default="text",
+        help="text (a table), json (one object per rule and line), junit (XML test report) "
+        "or sarif (SARIF 2.1.0, for code scanning annotations)",
+    )
+    parser.add_argument("--json", action="store_true", help="the same as --format json")
     parser.add_argument(
         "--fail-on",
         type=_kinds,
@@ -154,7 +194,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         settings = load_settings()
         embedder = Embedder(settings)
-        with _index(settings, embedder, args.runbooks) as index:
+        with _index(settings, embedder, args.runbooks, args.cache_dir) as index:
             verdicts, failed = audit(settings, index, embedder, args.rules)
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -162,9 +202,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     seconds = time.monotonic() - started
     for problem in failed:
         print(f"error: {problem}", file=sys.stderr)
-    if args.json:
-        if verdicts:
-            print(report.json_lines(verdicts))
+    if not verdicts:
+        print(
+            f"error: no alerting rule was read from {' '.join(map(str, args.rules))}: give "
+            "Prometheus rule files (`groups:` of rules with `alert:`) or PrometheusRule "
+            "resources (`spec.groups`)",
+            file=sys.stderr,
+        )
+        return 2
+    form = "json" if args.json else args.format
+    if form == "json":
+        print(report.json_lines(verdicts))
+    elif form == "junit":
+        print(ci.junit(verdicts, args.fail_on, seconds))
+    elif form == "sarif":
+        print(ci.sarif(verdicts, args.fail_on))
     else:
         print(report.table(verdicts))
         print(report.tally(verdicts, seconds))

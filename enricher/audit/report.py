@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from enricher.audit.verdict import KINDS, Runbook, Verdict
 
 _WHAT = {
-    "linked": "runbook_url names an indexed runbook",
-    "broken": "runbook_url names nothing indexed",
+    "linked": "runbook_url opens an indexed runbook",
+    "broken": "runbook_url opens nothing indexed",
     "matched": "no runbook_url; a confident match",
     "missing": "no runbook",
     "unavailable": "index unavailable",
@@ -24,7 +24,8 @@ def _runbook(runbook: Runbook | None) -> str:
     return f"{runbook.path} (p={runbook.probability:.2f}{bar})"
 
 
-def _detail(verdict: Verdict) -> str:
+def describe(verdict: Verdict) -> str:
+    """The verdict's runbook, best match or leads, in a line."""
     if verdict.kind in ("linked", "matched"):
         return _runbook(verdict.runbook)
     if verdict.kind == "broken":
@@ -44,7 +45,7 @@ def table(verdicts: Sequence[Verdict]) -> str:
         where = verdict.rule.file[-28:]
         lines.append(
             f"{verdict.kind:<8} {verdict.rule.name[:width]:<{width}} {where:<28} "
-            f"{_detail(verdict)}"
+            f"{describe(verdict)}"
         )
     return "\n".join(lines)
 
@@ -63,4 +64,4 @@ def legend() -> str:
     return "; ".join(f"{kind}: {text}" for kind, text in _WHAT.items())
 
 
-__all__ = ["json_lines", "legend", "table", "tally"]
+__all__ = ["describe", "json_lines", "legend", "table", "tally"]

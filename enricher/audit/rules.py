@@ -11,10 +11,11 @@ aliases are expanded (a few anchors can stand for billions of nodes).
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
@@ -34,9 +35,11 @@ class Rule:
     expr: str
     labels: Mapping[str, str]
     annotations: Mapping[str, str]
-    #: The file it came from, as given (or found under a given folder).
+    #: The file it came from, as given (or found under a given folder); `-` is stdin.
     file: str
     group: str
+    #: The line of its `alert:` key (1 when it cannot be told): where CI shows a finding.
+    line: int = 1
 
     @property
     def runbook_url(self) -> str | None:
@@ -91,11 +94,19 @@ class _Groups(BaseModel):
     groups: list[_GroupSpec]
 
 
-def read_rules(paths: Iterable[Path]) -> Scan:
-    """Every alerting rule under `paths` (files, or folders searched for *.yml / *.yaml)."""
+def read_rules(paths: Iterable[Path], stdin: TextIO | None = None) -> Scan:
+    """Every alerting rule under `paths` (files, or folders searched for *.yml / *.yaml);
+    `-` is `stdin` (`helm template ... | python -m enricher.audit -`)."""
     rules: list[Rule] = []
     errors: list[RuleFileError] = []
     for path in paths:
+        if str(path) == "-" and stdin is not None:
+            found = _read_text("-", stdin.read(MAX_FILE_BYTES + 1))
+            if isinstance(found, RuleFileError):
+                errors.append(found)
+            else:
+                rules.extend(found)
+            continue
         for file in _rule_files(path, errors):
             found = _read_file(file)
             if isinstance(found, RuleFileError):
@@ -130,12 +141,24 @@ def _read_file(file: Path) -> list[Rule] | RuleFileError:
         text = file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         return RuleFileError(where, f"cannot read: {exc}")
+    return _read_text(where, text)
+
+
+def _read_text(where: str, text: str) -> list[Rule] | RuleFileError:
+    if len(text) > MAX_FILE_BYTES:
+        return RuleFileError(where, f"larger than {MAX_FILE_BYTES // 2**20} MiB")
     try:
         documents = list(yaml.load_all(text, Loader=_LOADER))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f" at line {mark.line + 1}" if mark is not None else ""
-        return RuleFileError(where, f"not valid YAML{at}: {getattr(exc, 'problem', exc)}")
+        helm = (
+            "; it holds {{ }} template actions, so it looks like a Helm template: render it "
+            "first, `helm template CHART | python -m enricher.audit -`"
+            if "{{" in text else ""
+        )
+        return RuleFileError(where, f"not valid YAML{at}: {getattr(exc, 'problem', exc)}{helm}")
+    lines = _alert_lines(text)
     rules: list[Rule] = []
     for number, document in enumerate(documents, start=1):
         if not _within_budget(document, MAX_NODES):
@@ -158,11 +181,33 @@ def _read_file(file: Path) -> list[Rule] | RuleFileError:
                     annotations=spec.annotations,
                     file=where,
                     group=group.name,
+                    line=_line_of(lines, spec.alert),
                 )
                 for spec in group.rules
                 if spec.alert
             ]
     return rules
+
+
+_ALERT_KEY = re.compile(r"^[ \t]*(?:-[ \t]+)?alert:(.*)$", re.MULTILINE)
+
+
+def _alert_lines(text: str) -> dict[str, list[int]]:
+    """The lines of the `alert:` keys, by alert name, in file order (one pass)."""
+    found: dict[str, list[int]] = {}
+    line, at = 1, 0
+    for match in _ALERT_KEY.finditer(text):
+        line += text.count("\n", at, match.start())
+        at = match.start()
+        name = match[1].partition(" #")[0].strip().strip("'\"").strip()
+        found.setdefault(name, []).append(line)
+    return found
+
+
+def _line_of(lines: dict[str, list[int]], name: str) -> int:
+    """The next unclaimed line of `name`'s `alert:` key (rules come in file order)."""
+    left = lines.get(name)
+    return left.pop(0) if left else 1
 
 
 def _groups_of(document: Any) -> Any:

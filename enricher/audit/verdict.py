@@ -5,9 +5,11 @@ alert would send (labels, annotations, and the expression in `generatorURL`), pa
 webhook's own parser, so the query, the metric names and the decision are the page's own.
 The verdict reads the search result:
 
-- `linked`: its `runbook_url` names an indexed runbook;
-- `broken`: its `runbook_url` names nothing indexed; the best match is given, marked
-  confident or not;
+- `linked`: its `runbook_url` opens an indexed runbook: the link the page makes for that
+  runbook (`page_link`), or a Confluence link to that page in another of its forms;
+- `broken`: its `runbook_url` opens nothing indexed: it names no runbook, or only one of that
+  name in another folder (the page would find it, but the rule's link 404s); the best match
+  is given, marked confident or not;
 - `matched`: no `runbook_url`, and the search is confident: the runbook and its probability;
 - `missing`: no runbook: the closest leads, none confident;
 - `unavailable`: the index could not be searched.
@@ -19,14 +21,18 @@ import json
 import re
 from dataclasses import dataclass
 from typing import Any, Literal
-from urllib.parse import urlencode
+from urllib.parse import quote, unquote, urlencode, urlsplit
 
 from enricher.alert import Alert
 from enricher.audit.rules import Rule
 from enricher.result import Match, SearchResult
+from enricher.search.links import confluence_page
 from enricher.sources.alertmanager import normalize_group, one_alert_body, parse_alertmanager
 
-__all__ = ["KINDS", "Kind", "Runbook", "Verdict", "as_alert", "judge", "notification"]
+__all__ = [
+    "KINDS", "Kind", "Runbook", "Verdict", "as_alert", "judge", "notification", "opens",
+    "page_link",
+]
 
 Kind = Literal["linked", "broken", "matched", "missing", "unavailable"]
 KINDS: tuple[Kind, ...] = ("linked", "broken", "matched", "missing", "unavailable")
@@ -107,12 +113,49 @@ def _runbook(match: Match, confident: bool) -> Runbook:
     return Runbook(match.doc_id, match.path, match.title, match.score, confident)
 
 
-def judge(rule: Rule, result: SearchResult) -> Verdict:
+def page_link(match: Match, base_url: str | None) -> str | None:
+    """Where a page links the runbook (enricher.slack.cards): RUNBOOK_BASE_URL/<path> when
+    set, else the runbook's own URL (its git host's blob, its Confluence page)."""
+    if base_url and match.path:
+        return base_url.rstrip("/") + "/" + quote(match.path, safe="/")
+    return match.url or None
+
+
+def opens(url: str, match: Match, base_url: str | None) -> bool:
+    """`url` opens `match`: it is the page's link to it (the section's `#anchor`, a query
+    and a trailing slash aside; the host's case too), or a Confluence link to its page in
+    any of its forms. A runbook no link is known for (a local folder, no RUNBOOK_BASE_URL)
+    is opened by a URL whose path ends with the runbook's whole path (case and `.md` aside,
+    as the page's search reads it), never by its name alone in another folder."""
+    if (page := confluence_page(url)) is not None:
+        return page == match.doc_id
+    link = page_link(match, base_url)
+    if link is None:  # the searcher's path rule, on the whole path
+        tail = "/" + match.path.lower().removesuffix(".md")
+        return unquote(_plain(url)[1]).lower().removesuffix(".md").endswith(tail)
+    return _plain(url) == _plain(link)
+
+
+def _plain(url: str) -> tuple[str, str]:
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:
+        return "", ""
+    return parts.netloc.lower(), quote(unquote(parts.path), safe="/").rstrip("/")
+
+
+def judge(rule: Rule, result: SearchResult, base_url: str | None = None) -> Verdict:
+    """The rule's verdict from its page's search result; `base_url` is RUNBOOK_BASE_URL."""
     if result.status == "unavailable":
         return Verdict(rule, "unavailable")
     leads = tuple(_runbook(lead, confident=False) for lead in result.leads)
     best = _runbook(result.matches[0], confident=True) if result.matches else None
-    if rule.runbook_url and result.tier == "runbook_url" and best is not None:
+    if (
+        rule.runbook_url
+        and result.tier == "runbook_url"
+        and best is not None
+        and opens(rule.runbook_url, result.matches[0], base_url)
+    ):
         return Verdict(rule, "linked", best)
     if rule.runbook_url:
         return Verdict(rule, "broken", best or (leads[0] if leads else None), leads)

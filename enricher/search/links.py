@@ -3,13 +3,17 @@
 A link names a runbook by its path under RUNBOOK_BASE_URL, by its last two path segments
 (`.../runbooks/kubernetes/kubepodcrashlooping` names kubernetes/KubePodCrashLooping.md,
 case-insensitively), or by an alert name: its `#fragment` (the anchor of an alert's heading
-on a page with a section per alert) or its last segment.
+on a page with a section per alert) or its last segment. A Confluence link names its page
+by id, in each of the forms Confluence hands out: `/pages/<id>/<title>`,
+`viewpage.action?pageId=<id>` and the tiny `/x/<code>`.
 """
 
 from __future__ import annotations
 
+import base64
+import re
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 from enricher.index import schema
 from enricher.index.engine import Condition, Equals, Filter, Index
@@ -79,6 +83,8 @@ def url_keys(url: str, base_url: str | None = None) -> list[tuple[str, str]]:
     except ValueError:
         return []
     keys: list[tuple[str, str]] = []
+    if (page := confluence_page(url)) is not None:
+        keys.append((schema.F_DOC_ID, page))
     if base_url and base is not None and url.startswith(base_url.rstrip("/")):
         rest = path.removeprefix(base.rstrip("/")).strip("/")
         if rest:
@@ -91,3 +97,33 @@ def url_keys(url: str, base_url: str | None = None) -> list[tuple[str, str]]:
     if segments and (key := name_key(segments[-1])) and (schema.F_ALERT_KEYS, key) not in keys:
         keys.append((schema.F_ALERT_KEYS, key))
     return keys
+
+
+_TINY = re.compile(r"/x/([A-Za-z0-9_-]{1,16})/?$")
+_PAGES = re.compile(r"/pages/(\d{1,19})(?:/|$)")
+
+
+def confluence_page(url: str) -> str | None:
+    """The doc id a Confluence page link names (`confluence@<host>:<page id>`, as ingest's
+    Confluence source writes it), or None for a link of another shape."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError:
+        return None
+    if not host:
+        return None
+    page = parse_qs(parts.query).get("pageId", [""])[0]
+    if not page.isdigit():
+        pages = _PAGES.search(parts.path)
+        tiny = _TINY.search(parts.path)
+        page = pages[1] if pages else str(_tiny_page_id(tiny[1])) if tiny else ""
+    return f"confluence@{host}:{int(page)}" if page.isdigit() else None
+
+
+def _tiny_page_id(code: str) -> int:
+    """A tiny link's page id: its little-endian bytes in base64, `+` written `_` and `/`
+    written `-`, trailing `A`s (zero bits) dropped."""
+    padded = code.replace("_", "+").replace("-", "/")
+    padded += "A" * (-len(padded) % 4)
+    return int.from_bytes(base64.b64decode(padded), "little")

@@ -5,16 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import shutil
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
-import structlog
 
 from enricher.alert import Alert
 from enricher.audit.__main__ import main
@@ -23,7 +20,6 @@ from enricher.gaps.store import GapStore
 from enricher.index.connect import open_index
 from enricher.result import SearchResult
 from enricher.settings import Settings
-from scripts.index_copy import copy_index
 from tests.conftest import MODELS_DIR, REPO
 
 RULES = REPO / "golden" / "rules"
@@ -41,31 +37,6 @@ EXPECTED = {
     "CheckoutErrorBudgetBurn": ("broken", "api-gateway/HighErrorRate.md"),
     "GiftCardBalanceDrift": ("missing", None),
 }
-
-
-@pytest.fixture(autouse=True)
-def _restore_logging() -> Iterator[None]:
-    """The CLIs configure logging to print to this test's captured stderr, which is closed
-    after it: put the defaults back, or the next test's logging writes to a closed file."""
-    root = logging.getLogger()
-    handlers, level = root.handlers[:], root.level
-    yield
-    structlog.reset_defaults()
-    root.handlers[:] = handlers
-    root.setLevel(level)
-
-
-@pytest.fixture()
-def served(
-    tmp_path: Path, golden_index: Path, redis_url: str, monkeypatch: pytest.MonkeyPatch
-) -> Path:
-    """The environment of a host serving the golden index."""
-    qdrant = tmp_path / "qdrant"
-    copy_index(golden_index, qdrant)
-    monkeypatch.setenv("QDRANT_PATH", str(qdrant))
-    monkeypatch.setenv("REDIS_URL", redis_url)
-    monkeypatch.setenv("MODELS_DIR", str(MODELS_DIR))
-    return qdrant
 
 
 def audit_json(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, list[Any]]:
@@ -131,7 +102,7 @@ class TestAuditCli:
         self, tmp_path: Path, redis_url: str, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str],
     ) -> None:
-        """No served index: `--runbooks` indexes the folder into a throwaway one."""
+        """No served index: `--runbooks` indexes the folder into one of its own."""
         runbooks = tmp_path / "runbooks"
         for rel in ("postgres/PostgresReplicationLag.md", "kafka/KafkaBrokerDown.md"):
             (runbooks / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -140,7 +111,8 @@ class TestAuditCli:
         monkeypatch.setenv("REDIS_URL", redis_url)
         monkeypatch.setenv("MODELS_DIR", str(MODELS_DIR))
         status, rows = audit_json(
-            capsys, str(RULES / "shop.rules.yml"), "--runbooks", str(runbooks)
+            capsys, str(RULES / "shop.rules.yml"), "--runbooks", str(runbooks),
+            "--cache-dir", str(tmp_path / "cache"),
         )
         assert status == 0
         verdicts = {r["alert"]: r["verdict"] for r in rows}
