@@ -178,6 +178,12 @@ class Settings(BaseSettings):
     #: reports delivery failing; a message Slack takes resets it (enricher.slack.health).
     slack_permanent_errors_unready: int = Field(default=3, ge=1)
     runbook_base_url: str | None = None
+    #: Where runbooks are read, per source: `[SOURCE=]TEMPLATE`, comma separated, with
+    #: {path}, {path_noext}, {slug} and a final #{anchor} (ingest.weblink; never Confluence).
+    runbook_link_template: str = ""
+    #: The kind of git host behind a name: `[HOST=]KIND` (github, gitlab, bitbucket,
+    #: bitbucket-server, gitea, azure), comma separated (ingest.weblink).
+    runbook_git_web: str = ""
 
     # --- feedback and the runbook-gap report (docs/FEEDBACK.md) ---
     #: The Slack app's signing secret: every click on /slack/interactions is verified with it.

@@ -22,16 +22,16 @@ import hashlib
 import json
 import os
 import subprocess
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, time
 from pathlib import Path, PurePosixPath
-from urllib.parse import quote
 
 from enricher.search.names import split_identifier
 from ingest.chunking import document_title
 from ingest.document import Document, SourceError
 from ingest.frontmatter import FrontMatter, FrontMatterError, parse_front_matter, split_front_matter
-from ingest.weblink import blob_base
+from ingest.weblink import Kind, blob_template, fill
 
 __all__ = ["Scan", "scan_root"]
 
@@ -57,7 +57,8 @@ class _GitState:
     dates: dict[str, datetime] = field(default_factory=dict)
     #: That commit's sha, by path relative to the root.
     commits: dict[str, str] = field(default_factory=dict)
-    #: Blob URL of the root on its git host (ingest.weblink), when there is one.
+    #: The link template of the root's files (ingest.weblink): the source's own, else their
+    #: blob on the git host, when there is one.
     web: str | None = None
 
 
@@ -72,12 +73,16 @@ def scan_root(
     name: str | None = None,
     use_git: bool = True,
     memo: DocumentMemo | None = None,
+    link: str | None = None,
+    kinds: Mapping[str, Kind] | None = None,
 ) -> Scan:
     """Read every ``*.md`` under ``root``; git metadata is used when ``root`` is in a work tree.
 
     `name` is the source's (ingest.naming; the folder's name when not given): documents are
     `<name>:<path>`. With `memo`, a file whose size, mtime and git state are as when it was
-    last read is not read again (the memo keeps the entries of this scan's files only)."""
+    last read is not read again (the memo keeps the entries of this scan's files only).
+    `link` is the source's link template (ingest.weblink); without one, a file's link is its
+    blob on the git host, of the kind `kinds` names for that host."""
     if not root.is_dir():
         problem = "is not a directory" if root.exists() else "does not exist"
         reason = f"runbook root {problem}"
@@ -86,7 +91,9 @@ def scan_root(
     source = name or base.name
     errors: list[SourceError] = []
     paths = _markdown_files(base, errors)
-    git = _git_state(base) if use_git else _GitState()
+    git = _git_state(base, kinds or {}) if use_git else _GitState()
+    if link is not None:
+        git = replace(git, web=link)
     documents: list[Document] = []
     seen: DocumentMemo = {}
     for rel in paths:
@@ -170,7 +177,7 @@ def _read_document(base: Path, rel: str, git: _GitState, source: str) -> Documen
         revision = f"{commit}:{blob}" if commit else blob
     else:
         revision = hashlib.sha256(data).hexdigest()
-    url = f"{git.web}/{quote(rel)}" if git.web else None
+    url = fill(git.web, rel) if git.web else None
     return _document(source, rel, front, body, last_updated, revision, url)
 
 
@@ -242,7 +249,7 @@ def _git_blob_sha(data: bytes, like: str) -> str:
     return digest.hexdigest()
 
 
-def _git_state(base: Path) -> _GitState:
+def _git_state(base: Path, kinds: Mapping[str, Kind]) -> _GitState:
     """Blob shas and last commit dates for the files under ``base``; empty outside git.
 
     Run from ``base``, both commands limit themselves to ``base`` and print paths
@@ -270,10 +277,10 @@ def _git_state(base: Path) -> _GitState:
         ".",
     )
     dates, commits = _parse_log(history or b"")
-    return _GitState(blobs=_parse_tree(tree), dates=dates, commits=commits, web=_web(base))
+    return _GitState(blobs=_parse_tree(tree), dates=dates, commits=commits, web=_web(base, kinds))
 
 
-def _web(base: Path) -> str | None:
+def _web(base: Path, kinds: Mapping[str, Kind]) -> str | None:
     """The root's blob URL: origin remote, checked-out branch (else commit), root's prefix.
 
     The remote as configured, not as `url.<base>.insteadOf` rewrites it for fetching (to a
@@ -287,7 +294,7 @@ def _web(base: Path) -> str | None:
     if ref == "HEAD":  # detached: the commit is the only stable name
         commit = _git(base, "rev-parse", "HEAD")
         ref = commit.decode().strip() if commit else ""
-    return blob_base(remote.decode().strip(), ref, prefix.decode().strip())
+    return blob_template(remote.decode().strip(), ref, prefix.decode().strip(), kinds)
 
 
 def _git(base: Path, *args: str) -> bytes | None:

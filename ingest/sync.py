@@ -9,7 +9,7 @@ hashes, and only documents that changed are embedded again.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -33,6 +33,7 @@ from ingest.naming import Root, name_roots
 from ingest.plan import Held, Indexed, Page, Plan, guard_shrink, make_plan
 from ingest.sources import DocumentMemo, scan_root
 from ingest.units import unit_documents
+from ingest.weblink import Kind, host_kinds, link_templates
 
 log = structlog.get_logger(__name__)
 
@@ -104,6 +105,10 @@ class SyncOptions:
     #: A source whose listing drops more than this share of its pages keeps them
     #: (PRUNE_MAX_FRACTION; ingest.plan.guard_shrink); 1 prunes whatever it dropped.
     prune_max_fraction: float = 0.5
+    #: Link templates by source name, "" for every other file source (RUNBOOK_LINK_TEMPLATE,
+    #: RUNBOOK_BASE_URL), and git host kinds by host name (RUNBOOK_GIT_WEB): ingest.weblink.
+    links: Mapping[str, str] = field(default_factory=dict)
+    kinds: Mapping[str, Kind] = field(default_factory=dict)
 
     @classmethod
     def from_settings(
@@ -124,6 +129,8 @@ class SyncOptions:
             prune=prune,
             sources=sources,
             prune_max_fraction=1.0 if allow_prune else settings.prune_max_fraction,
+            links=link_templates(settings.runbook_link_template, settings.runbook_base_url),
+            kinds=host_kinds(settings.runbook_git_web),
         )
 
 
@@ -287,7 +294,10 @@ class Syncer:
         roots = name_roots(options.roots, [s.name for s in options.sources])
         for root in roots:
             memo = self.memo.documents if self.memo is not None else None
-            scan = scan_root(root.path, name=root.name, use_git=options.use_git, memo=memo)
+            scan = scan_root(
+                root.path, name=root.name, use_git=options.use_git, memo=memo,
+                link=options.links.get(root.name, options.links.get("")), kinds=options.kinds,
+            )
             documents.extend(scan.documents)
             report.errors.extend(scan.errors)
             sources.add(root.name)

@@ -114,11 +114,13 @@ def _runbook(match: Match, confident: bool) -> Runbook:
 
 
 def page_link(match: Match, base_url: str | None) -> str | None:
-    """Where a page links the runbook (enricher.slack.cards): RUNBOOK_BASE_URL/<path> when
-    set, else the runbook's own URL (its git host's blob, its Confluence page)."""
+    """Where a page links the runbook (enricher.slack.cards): its own URL, made at ingest
+    (ingest.weblink), else RUNBOOK_BASE_URL/<path>."""
+    if match.url:
+        return match.url
     if base_url and match.path:
         return base_url.rstrip("/") + "/" + quote(match.path, safe="/")
-    return match.url or None
+    return None
 
 
 def opens(url: str, match: Match, base_url: str | None) -> bool:

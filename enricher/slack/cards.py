@@ -125,18 +125,20 @@ def _card(color: str, fallback: str, blocks: list[Block], actions: Block | None 
 
 
 def _match_url(base: str | None, match: Match, anchor: str | None = None) -> str | None:
-    """Where the section is read: RUNBOOK_BASE_URL/<path> when set, else the runbook's own
-    web location (its git host's blob URL, found at ingest), at the heading's anchor.
+    """Where the section is read: the runbook's own link, made at ingest (its source's
+    RUNBOOK_LINK_TEMPLATE, RUNBOOK_BASE_URL or its git host's blob URL; a Confluence page's
+    own URL), else RUNBOOK_BASE_URL/<path> (an index built before links were made at
+    ingest), at the heading's anchor.
 
     None past URL_MAX characters, checked before quoting (which only lengthens, and costs a
     Python step per byte: a 1 MiB path must not be quoted to be refused)."""
     anchor = match.anchor if anchor is None else anchor
-    if base and is_http_url(base) and match.path:
+    if match.url and is_http_url(match.url):
+        url = match.url
+    elif base and is_http_url(base) and match.path:
         if len(base) + len(match.path) + len(anchor) > URL_MAX:
             return None
         url = base.rstrip("/") + "/" + quote(match.path, safe="/")
-    elif match.url and is_http_url(match.url):
-        url = match.url
     else:
         return None
     if anchor:
