@@ -28,6 +28,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from enricher.bodies import read_capped, read_group
 from enricher.errors import BadRequest, Unauthorized
 from enricher.feedback.intake import verify_slack_request
+from enricher.githook import git_push_route
 from enricher.metrics import Metrics
 from enricher.pipeline.queue import new_job
 from enricher.service import Services
@@ -238,6 +239,7 @@ def create_app(services: Services) -> Starlette:
             Route("/webhook/alertmanager", guarded("alertmanager", alertmanager), methods=["POST"]),
             Route("/webhook/pagerduty", guarded("pagerduty", pagerduty), methods=["POST"]),
             Route("/slack/interactions", guarded("slack", slack_interactions), methods=["POST"]),
+            git_push_route(services),
             Route("/healthz", healthz, methods=["GET"]),
             Route("/readyz", readyz, methods=["GET"]),
             Route("/metrics", metrics_endpoint, methods=["GET"]),

@@ -11,7 +11,7 @@ import os
 import socket
 import threading
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import Any, Protocol, cast
@@ -89,6 +89,10 @@ class BackgroundSync(Protocol):
 
     def unloaded(self) -> Mapping[str, str]:
         """The configured sources that have never loaded, each with why."""
+
+    def push(self, urls: Collection[str], ref: str) -> list[str]:
+        """A push to the repository of these clone URLs (enricher.githook): the names of
+        the remotes serving `ref`, fetched at once."""
     runs: int
     #: The git remotes of RUNBOOK_GIT_URL, in its order.
     remotes: Sequence[RemoteState]

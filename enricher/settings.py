@@ -97,6 +97,9 @@ class Settings(BaseSettings):
     runbook_git_token: SecretStr | None = None
     #: Where the clone lives.
     runbook_git_dir: Path = Path("./data/git")
+    #: Secrets of POST /webhook/git (enricher.githook), comma separated (several during
+    #: rotation): GitHub's webhook secret (X-Hub-Signature-256) or GitLab's token.
+    runbook_git_webhook_secrets: CommaList = ()
 
     # --- Confluence source (docs/SOURCES.md) ---
     #: The site: `https://acme.atlassian.net/wiki` (Cloud) or the Data Center base URL.
@@ -215,6 +218,7 @@ class Settings(BaseSettings):
         "pagerduty_signing_secrets",
         "runbook_roots",
         "redis_sentinels",
+        "runbook_git_webhook_secrets",
         mode="before",
     )
     @classmethod

@@ -37,7 +37,7 @@ from ingest.naming import Root
 
 log = structlog.get_logger(__name__)
 
-__all__ = ["Fetched", "GitFetchError", "GitRemote", "display_url"]
+__all__ = ["Fetched", "GitFetchError", "GitRemote", "display_url", "repo_key", "same_ref"]
 
 FETCH_TIMEOUT_S = 300.0
 _LOCAL_TIMEOUT_S = 60.0
@@ -103,6 +103,21 @@ def source_candidates(url: str, ref: str, subdir: str) -> tuple[str, ...]:
     host = host.rpartition("@")[2].partition(":")[0]
     inside = f"{path}/{subdir.strip('/')}" if subdir.strip("/") else path
     return tuple(dict.fromkeys([path, inside, f"{host}/{inside}", f"{host}/{inside}@{ref}"]))
+
+
+def repo_key(url: str) -> str:
+    """`host/owner/repo` of a clone URL in any of its forms (https, ssh, scp-like), lower
+    case, without credentials, port or `.git`: what a push event and a remote share."""
+    shown = display_url(url.strip()).rstrip("/")
+    scheme, _, rest = shown.rpartition("://")
+    host, _, path = rest.partition("/") if scheme else rest.rpartition(":")
+    host = host.rpartition("@")[2].partition(":")[0]
+    return f"{host}/{path.strip('/').removesuffix('.git')}".lower()
+
+
+def same_ref(pushed: str, served: str) -> bool:
+    """A push's `refs/heads/main` (or `refs/tags/v2`) is the served `main` (or `v2`)."""
+    return pushed == served or _branch_name(pushed) == _branch_name(served)
 
 
 class GitRemote:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from contextlib import suppress
 from pathlib import Path
 
@@ -36,7 +36,7 @@ from enricher.index.engine import Equals, Filter, Index
 from enricher.settings import Settings
 from ingest.cache import EmbeddingCache, connect
 from ingest.configure import configure
-from ingest.gitremote import GitFetchError, GitRemote
+from ingest.gitremote import GitFetchError, GitRemote, repo_key, same_ref
 from ingest.naming import Root
 from ingest.sync import Syncer, SyncMemo, SyncOptions, SyncReport
 
@@ -94,6 +94,8 @@ class PeriodicSync:
         self._interval_s = interval_s
         self._on_synced = on_synced
         self._stop = threading.Event()
+        #: Set by a push (POST /webhook/git) or a stop: the loop runs now, not at the interval.
+        self._wake = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="runbook-sync", daemon=True)
         #: Set once the first sync has finished (successfully or not).
         self.first_done = threading.Event()
@@ -118,6 +120,7 @@ class PeriodicSync:
     def stop(self, timeout_s: float) -> None:
         """Ask the loop to stop and wait for a running sync to finish (up to `timeout_s`)."""
         self._stop.set()
+        self._wake.set()
         if self._thread.is_alive():
             self._thread.join(timeout_s)
         if not self._thread.is_alive():  # a sync still running keeps its connections
@@ -128,7 +131,8 @@ class PeriodicSync:
         while not self._stop.is_set():
             self.run_once()
             self.first_done.set()
-            self._stop.wait(self._interval_s)
+            self._wake.wait(self._interval_s)
+            self._wake.clear()
 
     def run_once(self) -> None:
         for remote in self.remotes:
@@ -167,6 +171,17 @@ class PeriodicSync:
             ms=round((time.monotonic() - started) * 1000),
         )
 
+
+    def push(self, urls: Collection[str], ref: str) -> list[str]:
+        """A push of `ref` to the repository with these clone URLs: the names of the remotes
+        serving it, which the loop now fetches at once (none: nothing happens)."""
+        pushed = {repo_key(url) for url in urls if url}
+        hits = [
+            r.source for r in self.remotes if repo_key(r.url) in pushed and same_ref(ref, r.ref)
+        ]
+        if hits:
+            self._wake.set()
+        return hits
 
     def unloaded(self) -> dict[str, str]:
         """The configured sources that have never loaded, each with why, cut for a page."""
