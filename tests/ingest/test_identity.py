@@ -168,3 +168,29 @@ def configured(settings: Settings, server: GitHttpServer, local: Path) -> Settin
             "runbook_git_dir": local.parent.parent / "data" / "git",
         }
     )
+
+
+class TestSeveralRepositories:
+    def test_each_entry_with_its_own_subfolder_and_ref_is_a_source(
+        self, tmp_path: Path, repo: TeamRepo, settings: Settings, index: Index,
+        embedder: Embedder,
+    ) -> None:
+        """RUNBOOK_GIT_URL=<ops>//runbooks,<db>?ref=release: both are fetched and indexed,
+        each under its repository's name."""
+        db = TeamRepo(tmp_path / "server", name="db")
+        db.write(LAG, PG_LAG)
+        db.commit_and_push("db runbooks", ref="release")
+        with git_server(repo.bare.parent, token=TEAM_TOKEN) as server:
+            configured_ = settings.model_copy(update={
+                "runbook_git_url": f"{server.url('ops')}//runbooks,{server.url('db')}?ref=release",
+                "runbook_git_token": SecretStr(TEAM_TOKEN),
+                "runbook_git_dir": tmp_path / "git",
+            })
+            sources = configure(configured_)
+            for remote in sources.remotes:
+                remote.update()
+            report = make_syncer(index, settings, embedder).run(
+                SyncOptions.from_settings(settings, sources.roots)
+            )
+        assert report.errors == [] and report.indexed_docs == 2
+        assert pages(index) == {f"ops:{DISK}": "ops", f"db:{LAG}": "db"}
