@@ -6,7 +6,8 @@ Keys (user-supplied keys are hashed so their length and bytes never matter):
     rbe:post:<sha256(group_key)>   hash: state ("claimed" | "posted"), owner, claimed_at,
                                    lease_s, channel, ts, fingerprints (sorted JSON list),
                                    status, severity (as the message shows it), group_key,
-                                   out:<kind> (an output sent but not stored, see below);
+                                   out:<kind> (an output sent but not stored, see below),
+                                   try:<kind> (one about to be sent);
                                    expires `post_ttl_s` after the last write
     rbe:resolving:<sha256(group_key)>  owner of the group's resolve in progress; expires
                                    after `lease_s`
@@ -50,19 +51,23 @@ replicas does not shorten or stretch a lease. Claim records also live `post_ttl_
 expired early, a takeover would look like a fresh claim and skip the marker lookup.
 
 Deliveries without lookups (incoming webhook, console) have no marker to look for. Each
-of their outputs is noted the moment it has left the process (`note_output`; kind "post",
-"resolve" or one per escalation) and the write storing its effect clears the note
-(`record_post`, `update_post(output=...)`). An attempt that finds the note
-(`output_noted`) follows a crash in between and does not send again. A failure Slack
-answered clears it (`forget_output`), so the retry sends; `reopen` clears them all.
+of their outputs is noted twice: just before it is sent (`note_attempt`), and the moment
+it has left the process (`note_output`; kind "post", "resolve" or one per escalation). The
+write storing its effect clears both (`record_post`, `update_post(output=...)`). An attempt
+that finds the second note (`output_notes`) follows a crash after the output left and does
+not send again. A failure Slack answered clears them (`forget_output`), so the retry sends;
+`reopen` clears them all.
 
 What is left of the crash window is the time from the output leaving the process to the
-note reaching Redis. Through the asyncio client that time includes every task the event
-loop runs before the note's command is written (taking a pooled connection yields), which
-under load is milliseconds: a kill -9 there repeats the output. With a synchronous
-connection (`notes`), the note is written to Redis before `note_output` first yields, so
-nothing else runs in between and the window is one loopback write. It blocks the loop for
-one Redis round trip per output (a page, a resolve, an escalation: a few a second at most).
+second note reaching Redis. With a synchronous connection (`notes`) nothing else on the
+event loop runs in between: the note is written before `note_output` first yields (it
+blocks the loop for one Redis round trip per output, a few a second at most). But the
+process can still lose its core to the other processes on the machine, or its GIL to its
+own search threads, right after the request's last byte went out: on a loaded 2-core
+machine that is milliseconds, and a kill -9 there repeats the output (docs/RELIABILITY.md,
+"The open duplicate, found"). No ordering closes it: noting first would turn the repeat
+into a loss. What the first note buys is knowing it: an attempt that finds it without the
+second sends again and says so (`slack.output_maybe_repeated`), so every repeat is counted.
 
 One resolve per group at a time. Two different resolve notifications of one group (HA peers
 with different views) pass intake as two jobs. A worker calls `hold_resolve` before it
@@ -365,23 +370,35 @@ class Ledger:
             await self.release_claim(group_key, owner, owed=True, check_marker=True)
             raise
 
-    async def output_noted(self, group_key: str, kind: str) -> bool:
-        """Whether an earlier attempt sent this output of the group (`kind`: "post",
-        "resolve", "escalated:<marker>") and died before storing its effect."""
-        return bool(await self._redis.hexists(self._post_key(group_key), f"out:{kind}"))
+    async def output_notes(self, group_key: str, kind: str) -> tuple[bool, bool]:
+        """What an earlier attempt that died before storing its effect left of this output
+        of the group (`kind`: "post", "resolve", "escalated:<marker>"): whether it had
+        sent it, and whether it had begun to. Begun but not sent: it died in the crash
+        window, before or after the output left (module docstring)."""
+        sent, begun = await self._redis.hmget(
+            self._post_key(group_key), f"out:{kind}", f"try:{kind}"
+        )
+        return sent is not None, begun is not None
+
+    async def note_attempt(self, group_key: str, kind: str) -> None:
+        """The output is about to be sent (noted before it can leave the process)."""
+        await self._note(group_key, f"try:{kind}")
 
     async def note_output(self, group_key: str, kind: str) -> None:
         """The output has left the process (a request written, a document printed). With
         `notes`, the note is in Redis before this coroutine first yields."""
-        keys, args = [self._post_key(group_key)], [f"out:{kind}"]
+        await self._note(group_key, f"out:{kind}")
+
+    async def _note(self, group_key: str, field: str) -> None:
+        keys, args = [self._post_key(group_key)], [field]
         if self._note_output_now is not None:
             self._note_output_now(keys=keys, args=args)
             return
         await self._note_output(keys=keys, args=args)
 
     async def forget_output(self, group_key: str, kind: str) -> None:
-        """Clear the note of an output that Slack answered with a failure: it is sent again."""
-        await self._redis.hdel(self._post_key(group_key), f"out:{kind}")
+        """Clear the notes of an output that Slack answered with a failure: it is sent again."""
+        await self._redis.hdel(self._post_key(group_key), f"out:{kind}", f"try:{kind}")
 
     async def abandon(self, group_key: str) -> bool:
         """Forget a pending post for good (its job was dead-lettered), so the group's
@@ -459,7 +476,7 @@ class Ledger:
             fields += ["severity", severity]
         if acknowledged is not None:
             fields += ["acknowledged", acknowledged[0], "acknowledged_at", repr(acknowledged[1])]
-        note = f"out:{output}" if output else ""
+        note = output or ""
         done = await self._update(
             keys=[self._post_key(group_key)], args=[self.post_ttl_s, note, *fields]
         )

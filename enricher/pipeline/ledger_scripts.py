@@ -55,7 +55,8 @@ REOPEN = (
 if redis.call('HGET', KEYS[1], 'state') ~= 'posted'
    or redis.call('HGET', KEYS[1], 'status') ~= 'resolved' then return 0 end
 for _, field in ipairs(redis.call('HKEYS', KEYS[1])) do
-  if string.sub(field, 1, 4) == 'out:' then redis.call('HDEL', KEYS[1], field) end
+  local prefix = string.sub(field, 1, 4)
+  if prefix == 'out:' or prefix == 'try:' then redis.call('HDEL', KEYS[1], field) end
 end
 redis.call('HSET', KEYS[1], 'state', 'claimed', 'owner', ARGV[1],
            'claimed_at', string.format('%.6f', now), 'lease_s', ARGV[2])
@@ -71,7 +72,7 @@ redis.call('HSET', KEYS[1], 'state', 'posted', 'owner', ARGV[1], 'channel', ARGV
            'ts', ARGV[3], 'fingerprints', ARGV[4], 'status', ARGV[5], 'group_key', ARGV[7],
            'received_at', ARGV[8], 'message', ARGV[9], 'severity', ARGV[10],
            'acknowledged', ARGV[11], 'acknowledged_at', ARGV[12])
-redis.call('HDEL', KEYS[1], 'out:post')
+redis.call('HDEL', KEYS[1], 'out:post', 'try:post')
 redis.call('EXPIRE', KEYS[1], ARGV[6])
 return 1
 """
@@ -123,7 +124,7 @@ return redis.call('DEL', KEYS[1])
 
 UPDATE = """
 if redis.call('HGET', KEYS[1], 'state') ~= 'posted' then return 0 end
-if ARGV[2] ~= '' then redis.call('HDEL', KEYS[1], ARGV[2]) end
+if ARGV[2] ~= '' then redis.call('HDEL', KEYS[1], 'out:' .. ARGV[2], 'try:' .. ARGV[2]) end
 if #ARGV > 2 then redis.call('HSET', KEYS[1], unpack(ARGV, 3)) end
 redis.call('EXPIRE', KEYS[1], ARGV[1])
 return 1

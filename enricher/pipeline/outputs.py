@@ -79,26 +79,34 @@ class Outputs:
 
         With a delivery that can find what it sent (bot token), the marker lookups keep
         outputs single and this only sends. Without one (incoming webhook, console), the
-        delivery calls `on_sent` once the output has left the process, which notes it in
-        the group's ledger record; the write that stores its effect clears the note. An
-        attempt that finds the note runs after a process died in between and does not
-        send again. A failure Slack answered clears the note, so the retry sends again.
-        (The guarantees this makes: docs/RELIABILITY.md.)
+        output is noted in the group's ledger record before it is sent, and again once it
+        has left the process (the delivery calls `on_sent`); the write that stores its
+        effect clears the notes. An attempt that finds the second note runs after a process
+        died in between and does not send again; one that finds only the first cannot know
+        whether the output left before the process died, sends it again and says so. A
+        failure Slack answered clears the notes, so the retry sends again. (The guarantees
+        this makes: docs/RELIABILITY.md.)
         """
         if self.poster.can_find:
             return await send(None)
-        if await ledger.output_noted(group_key, kind):
-            log.warning(
-                "slack.output_unconfirmed",
-                group=group_key,
-                kind=kind.partition(":")[0],
+        sent_before, begun_before = await ledger.output_notes(group_key, kind)
+        if sent_before:
+            self._warn_crashed(
+                "slack.output_unconfirmed", group_key, kind,
                 detail="an earlier attempt sent this and its process died before storing "
                 "the answer; it is taken as delivered and not sent again",
                 fix="check the channel for it; with a bot token (SLACK_BOT_TOKEN) the "
                 "service looks for it instead",
             )
-            self.metrics.slack_failures.labels("unconfirmed").inc()
             return None
+        if begun_before:
+            self._warn_crashed(
+                "slack.output_maybe_repeated", group_key, kind,
+                detail="an earlier attempt was sending this when its process died, maybe "
+                "after it had left; it is sent again, so the channel may show it twice",
+                fix="with a bot token (SLACK_BOT_TOKEN) the service looks for it instead",
+            )
+        await ledger.note_attempt(group_key, kind)
 
         async def sent() -> None:
             await ledger.note_output(group_key, kind)
@@ -108,6 +116,13 @@ class Outputs:
         except DeliveryFailed:
             await ledger.forget_output(group_key, kind)
             raise
+
+    def _warn_crashed(
+        self, event: str, group_key: str, kind: str, *, detail: str, fix: str
+    ) -> None:
+        """What an earlier attempt's crash left, logged and counted (`slack.output_*`)."""
+        log.warning(event, group=group_key, kind=kind.partition(":")[0], detail=detail, fix=fix)
+        self.metrics.slack_failures.labels(event.removeprefix("slack.output_")).inc()
 
     async def _record(
         self, job: Job, ledger: Ledger, ref: PostRef, message: SlackMessage | None

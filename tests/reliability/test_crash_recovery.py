@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
+import re
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, MutableMapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -170,10 +172,6 @@ class TestKill9WithoutLookups:
 
     GROUPS = 30
 
-    # A second try when the first shows a doubled message: after a kill -9, webhook mode
-    # doubled one page in 2 of about 15 runs, inside a full-suite run only, and its cause is
-    # not found yet (docs/RELIABILITY.md, "An open duplicate"). Two doubles in a row fail.
-    @pytest.mark.flaky(reruns=1)
     @pytest.mark.parametrize("mode", ["console", "webhook"])
     def test_kill_mid_burst_sends_each_message_once(
         self, mode: DeliveryMode, tmp_path: Path, golden_index: Path, redis_url: str,
@@ -181,7 +179,9 @@ class TestKill9WithoutLookups:
     ) -> None:
         """A kill -9 while pages are going out, then another while escalations and resolves
         are (the webhook answers slowly, so some are in flight at each kill; Slack takes them
-        after the process is gone): every group's page, escalation and resolve shows once."""
+        after the process is gone): every group's page, escalation and resolve shows, once
+        unless a kill landed between its request leaving and its note (milliseconds on a
+        loaded machine), and then the restarted process said so when it sent it again."""
         if mode == "webhook":
             fake_slack.set_latency(0.5)
         copy_index(golden_index, tmp_path / "qdrant")
@@ -221,11 +221,28 @@ class TestKill9WithoutLookups:
             kill_once_out(self.GROUPS + self.GROUPS // 3)
             restart_and_drain()
 
-            assert shown() == expected
+            assert shown() >= expected, "nothing is lost"
+            assert shown() - expected <= maybe_repeated(enricher.log_path), (
+                "a message shown twice that the restarted process did not announce"
+            )
             assert log_events(enricher.log_path)["slack.duplicate_post"] == 0
             assert_each_job_done_once(enricher.log_path, kills=2)
         finally:
             enricher.stop()
+
+
+def maybe_repeated(log_path: Path) -> Counter[tuple[int, str]]:
+    """Per (group number, kind of output), the outputs a restarted process sent again after
+    a kill in the crash window (`slack.output_maybe_repeated`)."""
+    kinds = {"post": "page", "escalated": "escalation", "resolve": "resolve"}
+    announced: Counter[tuple[int, str]] = Counter()
+    for line in log_path.read_text(errors="replace").splitlines():
+        if '"slack.output_maybe_repeated"' in line:
+            event = json.loads(line)
+            group = re.search(r'modes="(\d+)"', str(event["group"]))
+            assert group is not None
+            announced[(int(group.group(1)), kinds[str(event["kind"])])] += 1
+    return announced
 
 
 def escalated(number: int, alerts: int, status: str = "firing") -> bytes:
@@ -362,32 +379,55 @@ class TestCrashWindow:
         assert posts_with_marker(running.fake, CHANNEL) == {marker_of(key, "firing"): 1}
 
 
+def died_sending(
+    hooked: Running, body: bytes, *, noted_out: bool
+) -> list[MutableMapping[str, Any]]:
+    """Rebuild a worker that died sending the group's page through the webhook, after the
+    page reached Slack: its claim, its note that the post was about to go and, with
+    `noted_out`, its note that it had left. Then the job runs again; its log events."""
+    alert = normalize_group(parse_alertmanager(body))
+
+    async def crash() -> None:
+        client = aioredis.Redis.from_url(hooked.redis_url)
+        try:
+            ledger = Ledger(client, dedup_ttl_s=60)
+            assert isinstance(await ledger.claim_post(alert.group_key, "dead:1", 0.5), Claimed)
+            await ledger.note_attempt(alert.group_key, "post")
+            if noted_out:
+                await ledger.note_output(alert.group_key, "post")
+        finally:
+            await client.aclose()
+
+    asyncio.run(crash())
+    message = render_message(alert, SearchResult("no_match", None))
+    httpx.post(hooked.fake.webhook_url, json=message.to_kwargs()).raise_for_status()
+    with capture_logs() as logs:
+        hooked.send(body)
+        hooked.drain()
+    return logs
+
+
 class TestCrashWindowWithoutLookups:
     def test_post_noted_by_a_dead_attempt_is_not_sent_again(self, hooked: Running) -> None:
         """A worker sent its post through the webhook, noted that in the ledger and died
         before recording it. The next attempt cannot look in the channel: it takes the post
         as sent, says so in the log, and does not send it again."""
-        body = escalated(7, 1)
-        alert = normalize_group(parse_alertmanager(body))
-
-        async def crash() -> None:
-            client = aioredis.Redis.from_url(hooked.redis_url)
-            try:
-                ledger = Ledger(client, dedup_ttl_s=60)
-                assert isinstance(await ledger.claim_post(alert.group_key, "dead:1", 0.5), Claimed)
-                await ledger.note_output(alert.group_key, "post")
-            finally:
-                await client.aclose()
-
-        asyncio.run(crash())
-        message = render_message(alert, SearchResult("no_match", None))
-        httpx.post(hooked.fake.webhook_url, json=message.to_kwargs()).raise_for_status()
-        with capture_logs() as logs:
-            hooked.send(body)
-            hooked.drain()
+        logs = died_sending(hooked, escalated(7, 1), noted_out=True)
         assert webhook_outputs(hooked.fake) == {(7, "page"): 1}
         assert [e["outcome"] for e in logs if e["event"] == "job.done"] == ["unconfirmed"]
         assert [e["kind"] for e in logs if e["event"] == "slack.output_unconfirmed"] == ["post"]
+
+    def test_post_begun_by_a_dead_attempt_is_sent_again_and_announced(
+        self, hooked: Running
+    ) -> None:
+        """A worker began sending its post and died before noting that it had left (a kill
+        in the crash window): it may have reached Slack or not. The next attempt sends it (a
+        page is never dropped on a guess) and says that the channel may show it twice."""
+        logs = died_sending(hooked, escalated(6, 1), noted_out=False)
+        assert webhook_outputs(hooked.fake) == {(6, "page"): 2}
+        assert [e["outcome"] for e in logs if e["event"] == "job.done"] == ["posted"]
+        repeated = [e["kind"] for e in logs if e["event"] == "slack.output_maybe_repeated"]
+        assert repeated == ["post"]
 
     def test_send_refused_by_slack_is_sent_again(self, hooked: Running) -> None:
         """A 429 is an answer: nothing was posted, so the retry sends (the note that the first

@@ -59,9 +59,9 @@ def post_key(group_key: str) -> str:
 
 
 async def notes(client: aioredis.Redis, group_key: str) -> list[str]:
-    """The output notes (`out:<kind>` fields) of a group's record."""
+    """The output notes (`out:<kind>` and `try:<kind>` fields) of a group's record."""
     fields = cast(list[bytes], await client.hkeys(post_key(group_key)))
-    return [f.decode() for f in fields if f.startswith(b"out:")]
+    return [f.decode() for f in fields if f.startswith((b"out:", b"try:"))]
 
 
 async def record(
@@ -265,7 +265,8 @@ class TestCrashWindow:
 
 
 class TestOutputNotes:
-    """Deliveries that cannot look up what they sent note each output once it is out."""
+    """Deliveries that cannot look up what they sent note each output before it is sent
+    and once it is out."""
 
     async def test_a_noted_output_is_seen_by_the_next_attempt(
         self, ledgers: tuple[Ledger, Ledger]
@@ -273,10 +274,12 @@ class TestOutputNotes:
         """The attempt after a crash finds the note of what the dead one sent."""
         a, b = ledgers
         assert isinstance(await a.claim_post("g", "w:1", LEASE_S), Claimed)
-        assert not await b.output_noted("g", "post")
+        assert await b.output_notes("g", "post") == (False, False)
+        await a.note_attempt("g", "post")
+        assert await b.output_notes("g", "post") == (False, True)
         await a.note_output("g", "post")
-        assert await b.output_noted("g", "post")
-        assert not await b.output_noted("g", "resolve"), "each kind of output has its own note"
+        assert await b.output_notes("g", "post") == (True, True)
+        assert await b.output_notes("g", "resolve") == (False, False), "each kind has its own"
 
     async def test_an_answered_failure_clears_the_note(
         self, ledgers: tuple[Ledger, Ledger]
@@ -284,9 +287,10 @@ class TestOutputNotes:
         """A send that Slack refused is sent again."""
         a, _ = ledgers
         await a.claim_post("g", "w:1", LEASE_S)
+        await a.note_attempt("g", "post")
         await a.note_output("g", "post")
         await a.forget_output("g", "post")
-        assert not await a.output_noted("g", "post")
+        assert await a.output_notes("g", "post") == (False, False)
 
     async def test_storing_the_effect_clears_the_note(
         self, clients: tuple[aioredis.Redis, aioredis.Redis], ledgers: tuple[Ledger, Ledger]
@@ -294,10 +298,13 @@ class TestOutputNotes:
         """Once the post is recorded (or the update stored), its note is gone with it."""
         a, _ = ledgers
         await a.claim_post("g", "w:1", LEASE_S)
+        await a.note_attempt("g", "post")
         await a.note_output("g", "post")
         assert await record(a, "g", "w:1", ts="")
+        await a.note_attempt("g", "escalated:m1")
         await a.note_output("g", "escalated:m1")
         assert await a.update_post("g", fingerprints=["f1", "f2"], output="escalated:m1")
+        await a.note_attempt("g", "resolve")
         await a.note_output("g", "resolve")
         assert await a.update_post("g", status="resolved", output="resolve")
         assert await notes(clients[0], "g") == []
@@ -311,6 +318,7 @@ class TestOutputNotes:
         await a.claim_post("g", "w:1", LEASE_S)
         await record(a, "g", "w:1", ts="")
         await a.update_post("g", status="resolved")
+        await a.note_attempt("g", "resolve")
         await a.note_output("g", "resolve")  # the process died before storing the resolve
         assert await a.reopen("g", "w:1", LEASE_S)
         assert await notes(clients[0], "g") == []
