@@ -27,6 +27,8 @@ def _exit_after_drain(signum: int, frame: FrameType | None) -> None:
 
 def main() -> int:
     logs.configure(json=True)
+    # A Ctrl-C while starting up ends the process the same clean way.
+    signal.signal(signal.SIGINT, _exit_after_drain)
     try:
         settings = load_settings()
         logs.configure(json=True, level=settings.log_level)
@@ -42,8 +44,9 @@ def main() -> int:
         log.error("startup.config_error", error=str(exc))
         print(f"enricher: cannot start: {exc}", file=sys.stderr, flush=True)
         return 2
-    # uvicorn drains on SIGTERM, then re-raises the signal to the previous handler; exit 0
-    # there, so a deliberate stop reads as success to systemd and Kubernetes.
+    # uvicorn drains on SIGTERM or SIGINT (a second Ctrl-C cuts the drain short), then
+    # re-raises each signal it got to the previous handler; exit 0 there, so a deliberate
+    # stop reads as success to systemd and Kubernetes, and Ctrl-C prints no traceback.
     signal.signal(signal.SIGTERM, _exit_after_drain)
     serving.server(create_app(services), settings).run(sockets=[sock])
     return 0

@@ -38,6 +38,7 @@ import structlog
 import uvicorn
 from starlette.types import ASGIApp
 from uvicorn.config import Config
+from uvicorn.lifespan.on import LifespanOn
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.server import ServerState
 
@@ -261,9 +262,20 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+class _Server(uvicorn.Server):
+    """uvicorn's server, except that a second Ctrl-C, which stops its wait for open
+    connections, does not also skip the app's shutdown: the workers still stop in order,
+    and the process ends without a traceback of the lifespan cancelled under it."""
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().shutdown(sockets)
+        if isinstance(self.lifespan, LifespanOn) and not self.lifespan.shutdown_event.is_set():
+            await self.lifespan.shutdown()
+
+
 def server(app: ASGIApp, settings: Settings) -> uvicorn.Server:
     """uvicorn serving `app` with the service's limits; run it with `.run(sockets=[bind(...)])`."""
-    return uvicorn.Server(
+    return _Server(
         uvicorn.Config(
             app,
             log_level=settings.log_level.lower(),
