@@ -57,20 +57,21 @@ def reader_for(corpus: str, readers: Path, collection: frozenset[str]) -> Path |
     return None
 
 
-def logits(run: Run, folder: Path, cache: Path) -> Logits:
-    """The reader's logit for every pair of every read search, in `run.reads` order (None
-    for a search decided by identity). Cached by the model file's digest and the corpus."""
+def logits(corpus: str, run: Run, folder: Path, cache: Path, top_k: int) -> Logits:
+    """The reader's logit for the first `top_k` pairs of every read search, in `run.reads`
+    order (None for a search decided by identity). Cached by the model file's digest, the
+    corpus and `top_k`."""
     digest = hashlib.sha256((folder / "model.onnx").read_bytes()).hexdigest()[:16]
-    stored = cache / f"reader-{run.corpus}-{digest}.pickle"
+    stored = cache / f"reader-{corpus}-{digest}-{top_k}.pickle"
     if stored.is_file():
         with stored.open("rb") as fh:
             found: Logits = pickle.load(fh)
         return found
     reader = Reader(folder)
     out: list[tuple[float, ...] | None] = []
-    print(f"reading {run.corpus} with {folder.name}", file=sys.stderr)
+    print(f"reading {corpus} with {folder.name}", file=sys.stderr)
     for read in run.reads:
-        out.append(None if read is None else tuple(reader.score(list(read.pairs))))
+        out.append(None if read is None else tuple(reader.score(list(read.pairs[:top_k]))))
     cache.mkdir(parents=True, exist_ok=True)
     with stored.open("wb") as fh:
         pickle.dump(tuple(out), fh)
@@ -96,7 +97,7 @@ def read_run(run: Run, read_logits: Logits, top_k: int, rerank: bool) -> Run:
 def _read_one(
     outcome: Outcome, read: Read, values: Sequence[float], top_k: int, rerank: bool
 ) -> tuple[Outcome, tuple[float, ...]]:
-    k = min(top_k, len(read.features))
+    k = min(top_k, len(read.features), len(values))
     rows = [dict(zip(FEATURES, f, strict=True)) for f in read.features]
     for row, extra in zip(rows, reader_features(values[:k]), strict=False):
         row.update(extra)
