@@ -50,6 +50,8 @@ TIERS: tuple[frozenset[str], ...] = tuple(
         {"gaps"},
         {"pipeline", "audit"},
         {"service"},
+        # HTTP routes beside the webhooks' (the git push webhook): the app mounts them.
+        {"githook"},
         {"app"},
         {"__main__"},
     )
