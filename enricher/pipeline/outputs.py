@@ -128,6 +128,7 @@ class Outputs:
         self, job: Job, ledger: Ledger, ref: PostRef, message: SlackMessage | None
     ) -> None:
         alert = job.alert
+        acknowledged, acknowledged_at = acknowledgement(job)
         if not await ledger.record_post(
             alert.group_key,
             self.owner,
@@ -138,8 +139,8 @@ class Outputs:
             received_at=job.received_at,
             message=message_json(message) if message is not None else "",
             severity=alert.severity or "",
-            acknowledged=acknowledgement(job)[0],
-            acknowledged_at=acknowledgement(job)[1],
+            acknowledged=acknowledged,
+            acknowledged_at=acknowledged_at,
         ):
             # Our lease was taken over while we posted: the reader may see two messages.
             log.error("slack.duplicate_post", group=alert.group_key, ts=ref.ts)
