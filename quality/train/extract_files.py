@@ -27,6 +27,8 @@ _PREAMBLE = re.compile(r"^Here is a runbook for the .*\n", re.MULTILINE)
 _BLANKS = re.compile(r"\n{3,}")
 #: GitLab alerts about these systems are kept out: they stand near the judged corpora.
 _NEAR_JUDGED = re.compile(r"thanos|cortex|loki|mimir|etcd|ceph", re.IGNORECASE)
+#: GitLab's rule files that vendor the kube-prometheus and prometheus-operator rules.
+_VENDORED = re.compile(r"kubernetes|prometheus-operator")
 
 
 def _by_key(paths: Sequence[str]) -> dict[str, str]:
@@ -114,12 +116,15 @@ def gitlab(trees: Mapping[str, Tree], select: Sequence[str]) -> Extracted:
     """GitLab.com's runbooks (a mirror of gitlab-com/runbooks): rules under the folders in
     `select` name their runbook in a `runbook` annotation (``docs/<service>/<page>.md``),
     often one page for many alerts (the generated SLO alerts of ``thanos-rules/`` all point
-    at their service's README). Templated links and the alerts near the judged corpora are
-    left out."""
+    at their service's README). Templated links, the alerts near the judged corpora and
+    the rule files that vendor kube-prometheus are left out."""
     repo = "mattrussi/gitlab-com-runbooks"
     tree = trees[repo]
     rule_files = [
-        p for folder in select for p in tree.files(folder) if p.endswith((".yml", ".yaml"))
+        p
+        for folder in select
+        for p in tree.files(folder)
+        if p.endswith((".yml", ".yaml")) and not _VENDORED.search(PurePosixPath(p).name)
     ]
     rules = [rule for path in rule_files for rule in parse_rules(tree.read(path), path)]
     files: dict[str, str] = {}
