@@ -7,7 +7,9 @@ cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 VENV=.venv
 BUILD_VENV=.cache/build-venv
-MODELS_DIR=${MODELS_DIR:-models}
+# Always the repository's models/ (the settings' default): a MODELS_DIR in the environment
+# is the service's to check, and a misspelt one must be an error there, not a build here.
+MODELS_DIR=models
 
 # pip warns about every missing mirror folder of this machine's config; keep real errors only.
 quiet_pip() { "$@" 2> >(grep -v "is ignored: it is neither" >&2); }
