@@ -2,9 +2,8 @@
 SHELL := /bin/bash
 PY := .venv/bin/python
 export HF_HUB_OFFLINE := 1
-export MODELS_DIR ?= models
 
-.PHONY: setup models test lint typecheck unit ingest run demo stop eval feedback-export bench bench-ingest bench-enrich bench-render bench-ack chaos fuzz clean audit bench-audit
+.PHONY: setup models test lint typecheck unit ingest run demo stop eval feedback-export bench bench-ingest bench-enrich bench-render bench-ack chaos fuzz clean audit bench-audit reader
 
 setup:
 	@bash scripts/setup.sh
@@ -55,9 +54,15 @@ feedback-export: setup
 audit: setup
 	REDIS_URL=$${REDIS_URL:-redis://127.0.0.1:$${REDIS_PORT:-6399}/0} $(PY) -m enricher.audit golden/rules --runbooks golden/runbooks
 
-## Stop the redis-server that `make run` started.
+## The reader (issue 36), from the fetched mirrors to enricher/search/reader/ in one command:
+## collect, mine with the product's search, train (a torch-only venv, .cache/train-venv),
+## export int8 ONNX, measure (quality/train/train_reader.sh; docs/RETRIEVAL.md, "The reader").
+reader: setup
+	bash quality/train/train_reader.sh
+
+## Stop what `make run` started: the service and its redis-server.
 stop:
-	-redis-cli -p $${REDIS_PORT:-6399} shutdown nosave
+	@bash scripts/run_local.sh stop
 
 ## Benchmarks (docs/PERFORMANCE.md): they report, never assert a speed. JSON lands in bench-out/.
 bench-ingest: setup

@@ -35,8 +35,16 @@ from quality.train.train import load, tokenizer
 from quality.train.train_data import read
 
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
-#: Pairs the int8 graph is compared with fp32 on.
-CHECK_LISTS = 64
+MANIFEST = Path(__file__).with_name("manifest.json")
+#: The files that make a reader (quality/train): what `recipe_commit` vouches for.
+RECIPE = (
+    "quality/train/mine.py",
+    "quality/train/train*.py",
+    "quality/train/train_reader.sh",
+    "quality/train/export.py",
+)
+#: Lists per mined file whose pairs the int8 graph is compared with fp32 on.
+CHECK_LISTS = 16
 
 
 def export_fp32(model: torch.nn.Module, path: Path) -> None:
@@ -96,12 +104,19 @@ def agreement(
 
 
 def commit() -> str:
-    """The recipe's commit, marked `+dirty` when quality/train has uncommitted changes."""
+    """The recipe's commit, marked `+dirty` when its files have uncommitted changes."""
     head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True)
     dirty = subprocess.run(
-        ["git", "status", "--porcelain", "--", "quality/train"], capture_output=True, text=True
+        ["git", "status", "--porcelain", "--", *RECIPE], capture_output=True, text=True
     )
     return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
+
+
+def _collection_hash() -> str | None:
+    """The training collection's manifest digest (quality.train.collect), when written."""
+    if not MANIFEST.is_file():
+        return None
+    return str(json.loads(MANIFEST.read_text(encoding="utf-8")).get("sha256"))
 
 
 def export(trained: Path, base: Path, out: Path, check: Sequence[Path]) -> dict[str, Any]:
@@ -126,6 +141,7 @@ def export(trained: Path, base: Path, out: Path, check: Sequence[Path]) -> dict[
     (out / "config.json").write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
     provenance = {
         "data_hash": info["data_hash"],
+        "collection_sha256": _collection_hash(),
         "data": info["data"],
         "excluded": info["excluded"],
         "recipe_commit": commit(),

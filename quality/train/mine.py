@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
@@ -91,18 +92,22 @@ def listing(corpus: str, case: Case, leave_out: bool, candidates: Sequence[Candi
 
 
 def collection(root: Path) -> list[Source]:
-    """The corpora the collector has built (its READY file lists them, one a line)."""
-    ready = root / "READY"
-    if not ready.is_file():
-        return []
-    names = [n.strip() for n in ready.read_text(encoding="utf-8").split() if n.strip()]
-    found = [Source(n, root / n / "corpus", root / n / "cases.jsonl") for n in sorted(set(names))]
+    """The corpora the collector has built: every folder of `root` with a corpus and cases."""
+    found = [Source(d.name, d / "corpus", d / "cases.jsonl") for d in sorted(root.iterdir())]
     return [s for s in found if s.corpus.is_dir() and s.cases.is_file()]
+
+
+def fresh(path: Path, source: Source) -> bool:
+    """Mined after the corpus and its cases last changed (the collector rebuilds them)."""
+    if not path.is_file():
+        return False
+    inputs = [source.cases, source.corpus, *source.corpus.rglob("*")]
+    return path.stat().st_mtime > max(p.stat().st_mtime for p in inputs)
 
 
 def write(path: Path, listings: Iterator[Listing]) -> int:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")  # two miners never share one
     count = 0
     with tmp.open("w", encoding="utf-8") as out:
         for item in listings:
@@ -126,7 +131,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar=("NAME", "CORPUS", "CASES"),
         help="a corpus mined for measuring only (never trained on)",
     )
-    parser.add_argument("--force", action="store_true", help="mine again what is already mined")
+    parser.add_argument("--force", action="store_true", help="mine again what is mined and fresh")
     args = parser.parse_args(argv)
     logs.configure(json=False, level="WARNING")
     settings = load_settings()
@@ -140,7 +145,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for n, c, f in args.held_out
     ]
     for source, path in jobs:
-        if path.is_file() and not args.force:
+        if fresh(path, source) and not args.force:
             continue
         count = write(path, mine(source, settings, args.depth))
         print(f"mine: {source.name}: {count} lists -> {path}", file=sys.stderr)

@@ -25,7 +25,7 @@ from quality.train.train_data import mined
 BASE_FILES = ("config.json", "tokenizer.json")
 DEVICE_COMMAND = (
     "python3 -m quality.train.train --mined .cache/device/mined --base .cache/device/base "
-    "--shapes L2x128 L2x64 --probes L3x128 L6x128 L1x128 --device cuda --budget-s 360 --out"
+    "--shapes L2x64 --device cuda --budget-s 240 --out"
 )
 
 

@@ -8,7 +8,8 @@ only). Per corpus: how often the reader's best candidate is the expected runbook
 the search's first rank (quality.train.train_data.measure), and the AUC of label against
 logit. The latency is the wall time of one `score` call on a page's pairs (READER_TOP_K of
 the mined lists, the first `LATENCY_LISTS`), p50 and p99. All of it goes into the folder's
-reader.json under `measured`.
+reader.json under `measured`; `folds.json` beside the folders names the corpora each
+reader left out.
 """
 
 from __future__ import annotations
@@ -72,13 +73,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("folders", type=Path, nargs="+", help="exported model folders")
     parser.add_argument("--mined", type=Path, default=Path(".cache/train/mined"))
     args = parser.parse_args(argv)
+    excluded: dict[str, list[str]] = {}
     for folder in args.folders:
         result = measured(folder, args.mined)
         path = folder / "reader.json"
         provenance = json.loads(path.read_text(encoding="utf-8"))
         provenance["measured"] = result
         path.write_text(json.dumps(provenance, indent=2, sort_keys=True) + "\n")
+        excluded[folder.name] = provenance["excluded"]
         print(f"train_measure: {folder}: {json.dumps(result)}", file=sys.stderr)
+    # Which corpora each reader never saw: the decision's refit scores a corpus with the
+    # reader that left it out (quality.transfer).
+    folds = args.folders[0].parent / "folds.json"
+    folds.write_text(json.dumps(excluded, indent=2, sort_keys=True) + "\n")
     return 0
 
 
