@@ -2,6 +2,7 @@
 SHELL := /bin/bash
 PY := .venv/bin/python
 export HF_HUB_OFFLINE := 1
+export MODELS_DIR ?= models
 
 .PHONY: setup models test lint typecheck unit ingest run demo stop eval feedback-export bench bench-ingest bench-enrich bench-render bench-ack chaos fuzz clean audit bench-audit reader
 
@@ -60,9 +61,9 @@ audit: setup
 reader: setup
 	bash quality/train/train_reader.sh
 
-## Stop what `make run` started: the service and its redis-server.
+## Stop the redis-server that `make run` started.
 stop:
-	@bash scripts/run_local.sh stop
+	-redis-cli -p $${REDIS_PORT:-6399} shutdown nosave
 
 ## Benchmarks (docs/PERFORMANCE.md): they report, never assert a speed. JSON lands in bench-out/.
 bench-ingest: setup
