@@ -30,10 +30,11 @@ import httpx
 
 from enricher import logs, serving
 from enricher.app import create_app
+from enricher.errors import ConfigError
 from enricher.index.connect import open_index
 from enricher.index.embedding import Embedder
 from enricher.service import Services
-from enricher.settings import Settings
+from enricher.settings import Settings, load_settings
 from enricher.slack.delivery import ConsoleDelivery
 from enricher.sources import Ignored, parse_body
 from ingest.cache import EmbeddingCache, connect
@@ -77,11 +78,10 @@ def stamped(body: bytes, now: datetime) -> bytes:
     return json.dumps(doc, indent=2).encode()
 
 
-def wait_for_messages(
-    out: io.StringIO, count: int, timeout_s: float = 30
-) -> list[dict[str, object]]:
+def wait_for_messages(out: io.StringIO, count: int, timeout_s: float = 30) -> list[dict[str, Any]]:
+    """The messages printed so far, once there are `count` (fewer after `timeout_s`)."""
     deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
+    while True:
         decoder = json.JSONDecoder()
         text, docs, pos = out.getvalue(), [], 0
         while pos < len(text):
@@ -91,10 +91,9 @@ def wait_for_messages(
                 break
             doc, pos = decoder.raw_decode(text, pos)
             docs.append(doc)
-        if len(docs) >= count:
+        if len(docs) >= count or time.monotonic() > deadline:
             return docs
         time.sleep(0.1)
-    raise SystemExit("demo: the service did not post in time; see the log lines above")
 
 
 def index_samples(settings: Settings, embedder: Embedder) -> None:
@@ -148,38 +147,56 @@ def show_search(sample: Path, body: bytes, services: Services) -> None:
     print(json.dumps(result, indent=2))
 
 
+def run(work: Path) -> tuple[int, int]:
+    """Send every sample through the service; (pages posted, samples sent)."""
+    redis_server = RedisServer(work)
+    redis_server.start()
+    try:
+        settings = load_settings(
+            qdrant_path=work / "qdrant",
+            redis_url=redis_server.url,
+            models_dir=REPO / "models",
+            alertmanager_bearer_tokens=(TOKEN,),
+            pagerduty_signing_secrets=(SECRET,),
+            workers=1,
+            log_level="WARNING",
+        )
+        embedder = Embedder(settings)
+        index_samples(settings, embedder)
+        out = io.StringIO()
+        services = Services.build(settings, delivery=ConsoleDelivery(out), embedder=embedder)
+        samples = sorted(SAMPLES.glob("*.json"))
+        posted = 0
+        with serving_on_free_port(services) as port:
+            for sample in samples:
+                body = stamped(sample.read_bytes(), datetime.now(UTC))
+                send(sample.name, body, port)
+                show_search(sample, body, services)
+                messages = wait_for_messages(out, posted + 1)
+                if len(messages) <= posted:
+                    print(f"\ndemo: {sample.name} was not posted within 30 s; see the log above")
+                    continue
+                posted += 1
+                print("\nSlack message the service posted (console mode):")
+                print(json.dumps(messages[-1], indent=2, ensure_ascii=False))
+        return posted, len(samples)
+    finally:
+        redis_server.stop()
+
+
 def main() -> int:
     logs.configure(json=False, level="WARNING")
     with tempfile.TemporaryDirectory(prefix="rbe-demo-") as tmp:
-        work = Path(tmp)
-        redis_server = RedisServer(work)
-        redis_server.start()
-        redis_url = redis_server.url
         try:
-            settings = Settings(
-                qdrant_path=work / "qdrant",
-                redis_url=redis_url,
-                models_dir=REPO / "models",
-                alertmanager_bearer_tokens=(TOKEN,),
-                pagerduty_signing_secrets=(SECRET,),
-                workers=1,
-                log_level="WARNING",
-            )
-            embedder = Embedder(settings)
-            index_samples(settings, embedder)
-            out = io.StringIO()
-            services = Services.build(settings, delivery=ConsoleDelivery(out), embedder=embedder)
-            with serving_on_free_port(services) as port:
-                for posted, sample in enumerate(sorted(SAMPLES.glob("*.json")), start=1):
-                    body = stamped(sample.read_bytes(), datetime.now(UTC))
-                    send(sample.name, body, port)
-                    show_search(sample, body, services)
-                    message = wait_for_messages(out, posted)[-1]
-                    print("\nSlack message the service posted (console mode):")
-                    print(json.dumps(message, indent=2, ensure_ascii=False))
-        finally:
-            redis_server.stop()
-    return 0
+            posted, sent = run(Path(tmp))
+        except ConfigError as exc:
+            print(f"demo: cannot start: {exc}", file=sys.stderr)
+            return 2
+        except KeyboardInterrupt:
+            print("demo: interrupted", file=sys.stderr)
+            return 130
+    print(f"demo: {posted} of {sent} pages posted")
+    return 0 if posted == sent else 1
 
 
 if __name__ == "__main__":

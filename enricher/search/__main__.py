@@ -39,7 +39,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--payload", type=Path, required=True, help="webhook body as JSON")
     args = parser.parse_args(argv)
     logs.configure(json=False)
-    settings = load_settings()
+    try:
+        settings = load_settings()
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     try:
         parsed = parse_body(args.payload.read_bytes())
     except BadRequest as exc:

@@ -100,6 +100,29 @@ class TestBadSettingsExitTwo:
         assert f"PORT={busy_port}" in last and "in use" in last
 
 
+ENTRY_POINTS = [
+    ["ingest", "--root", "golden/runbooks"],
+    ["enricher.search", "--payload", "golden/samples/pagerduty-incident.json"],
+    ["enricher.audit", "golden/rules"],
+    ["enricher.gaps"],
+    ["enricher.feedback", "tallies"],
+    ["scripts.demo"],
+]
+
+
+@pytest.mark.parametrize("argv", ENTRY_POINTS, ids=lambda argv: argv[0])
+def test_every_entry_point_says_one_sentence(tmp_path: Path, argv: list[str]) -> None:
+    """The command lines and `make demo` refuse a bad setting as the service does: exit
+    status 2 and one line naming it, no traceback."""
+    done = subprocess.run(
+        [sys.executable, "-m", *argv], cwd=REPO, env=base_env(DEDUP_TTL_S="5"),
+        capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 2, done.stderr[-3000:]
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]
+    assert "DEDUP_TTL_S='5'" in done.stderr.strip().splitlines()[-1]
+
+
 class TestValidation:
     def test_log_level_in_any_case(self, monkeypatch: pytest.MonkeyPatch) -> None:
         """`debug` is read as DEBUG, which both structlog and uvicorn take."""

@@ -4,12 +4,15 @@ moment of sending (scripts.demo.stamped), so none is too old for the service."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from enricher.sources import Ignored, Parsed, parse_body, refuse_replay
+from scripts.chaos.harness import REPO, base_env
 from scripts.demo import NO_END, SAMPLES, stamped
 
 SAMPLE_FILES = sorted(SAMPLES.glob("*.json"))
@@ -64,3 +67,15 @@ class TestStamped:
     def test_a_body_without_times_is_unchanged(self) -> None:
         body = b'{"alerts": []}'
         assert stamped(body, DATES[0] + timedelta(days=1)) == body
+
+
+def test_make_demo_ends_with_its_count() -> None:
+    """`make demo` sends every sample through the real service and ends with one line that
+    says whether each became a page (exit 0 only when all did)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "scripts.demo"], cwd=REPO, env=base_env(),
+        capture_output=True, text=True, timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    sent = len(SAMPLE_FILES)
+    assert done.stdout.strip().splitlines()[-1] == f"demo: {sent} of {sent} pages posted"
