@@ -6,15 +6,24 @@ Layout written:
 
 Each directory is written to a temp name and renamed at the end, so an interrupted build
 never leaves a half-written model that looks complete.
+
+It prints one line per step. What the libraries print meanwhile (a weights progress bar,
+torch's exporter and onnxruntime's quantizer warnings, none of which asks anything of the
+reader) is kept aside and shown only when the step fails.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import shutil
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 TOKENIZER_FILES = ("tokenizer.json", "special_tokens_map.json", "config.json", "vocab.txt")
 DENSE_DIR = "all-MiniLM-L6-v2"
@@ -95,6 +104,33 @@ def quantize_int8(fp32: Path, out: Path) -> None:
     tmp.rename(out)
 
 
+@contextlib.contextmanager
+def step(line: str) -> Iterator[None]:
+    """Print `line`; hold what the block writes to stdout and stderr (Python's streams and
+    file descriptors 1 and 2, so C++ and tqdm output too) and show it only if it raises."""
+    print(f"models: {line}", flush=True)
+    with tempfile.TemporaryFile("w+", errors="replace") as held:
+        saved = [os.dup(1), os.dup(2)]
+        os.dup2(held.fileno(), 1)
+        os.dup2(held.fileno(), 2)
+        try:
+            with contextlib.redirect_stdout(held), contextlib.redirect_stderr(held):
+                yield
+        except BaseException:
+            _restore(held, saved)
+            held.seek(0)
+            sys.stderr.write(held.read())
+            raise
+        _restore(held, saved)
+
+
+def _restore(held: IO[str], saved: list[int]) -> None:
+    held.flush()
+    for fd, copy in zip((1, 2), saved, strict=True):
+        os.dup2(copy, fd)
+        os.close(copy)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--models-dir", type=Path, required=True)
@@ -102,12 +138,12 @@ def main() -> int:
     models: Path = args.models_dir
     models.mkdir(parents=True, exist_ok=True)
     if not (models / DENSE_DIR / "model.onnx").exists():
-        print(f"exporting {DENSE_DIR} to ONNX ...", flush=True)
-        export_dense(models / DENSE_DIR)
+        with step(f"exporting {DENSE_DIR} to ONNX"):
+            export_dense(models / DENSE_DIR)
     if not (models / INT8_DIR / "model.onnx").exists():
-        print(f"quantizing {INT8_DIR} ...", flush=True)
-        quantize_int8(models / DENSE_DIR, models / INT8_DIR)
-    print(f"models ready in {models}", flush=True)
+        with step(f"quantizing {INT8_DIR}"):
+            quantize_int8(models / DENSE_DIR, models / INT8_DIR)
+    print(f"models: ready in {models}", flush=True)
     return 0
 
 
