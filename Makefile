@@ -2,7 +2,6 @@
 SHELL := /bin/bash
 PY := .venv/bin/python
 export HF_HUB_OFFLINE := 1
-export MODELS_DIR ?= models
 
 .PHONY: setup models test lint typecheck unit ingest run demo stop eval feedback-export bench bench-ingest bench-enrich bench-render bench-ack chaos fuzz clean audit bench-audit reader
 
@@ -61,9 +60,9 @@ audit: setup
 reader: setup
 	bash quality/train/train_reader.sh
 
-## Stop the redis-server that `make run` started.
+## Stop what `make run` started: the service and its redis-server.
 stop:
-	-redis-cli -p $${REDIS_PORT:-6399} shutdown nosave
+	@bash scripts/run_local.sh stop
 
 ## Benchmarks (docs/PERFORMANCE.md): they report, never assert a speed. JSON lands in bench-out/.
 bench-ingest: setup
