@@ -194,3 +194,24 @@ class TestSeveralRepositories:
             )
         assert report.errors == [] and report.indexed_docs == 2
         assert pages(index) == {f"ops:{DISK}": "ops", f"db:{LAG}": "db"}
+
+
+class TestAllowPrune:
+    def test_the_cli_holds_a_shrink_back_until_allow_prune(
+        self, tmp_path: Path, settings: Settings
+    ) -> None:
+        """Three of four runbooks gone at once: kept, exit 1 with the summary saying so;
+        `--allow-prune` confirms it."""
+        root = tmp_path / "runbooks"
+        names = ["Disk", "Lag", "Connections", "Down"]
+        for name in names:
+            write(root, f"postgres/Postgres{name}.md", DISK_FULL.replace("Postgres disk", name))
+        assert run_cli(settings, root).returncode == 0
+        for name in names[1:]:
+            (root / f"postgres/Postgres{name}.md").unlink()
+        held = run_cli(settings, root)
+        assert held.returncode == 1
+        assert "kept 3 of 4 document(s) of runbooks" in held.stdout
+        assert "ingest.prune_held" in held.stderr and "--allow-prune" in held.stderr
+        confirmed = run_cli(settings, root, extra=("--allow-prune",))
+        assert confirmed.returncode == 0 and "removed 3 deleted document(s)" in confirmed.stdout

@@ -92,6 +92,7 @@ class TestPushWebhook:
                 delays.append(time.monotonic() - pushed_at)
             assert client.post("/webhook/alertmanager", json=disk_page()).status_code == 202
             wait_for(lambda: f"rev {commit[:8]}" in pages.getvalue(), what="the page")
+            assert "source: ops" in pages.getvalue()  # the remote's name, not its folder's
         print("push to page (s):", ", ".join(f"{d:.2f}" for d in delays))
         assert sync.runs >= 6  # one sync per push, none waited for the 300 s interval
 

@@ -366,8 +366,10 @@ class TestModelIdentity:
             Embedder(Settings(models_dir=tmp_path))
 
 
-def run_cli(settings: Settings, *roots: Path) -> subprocess.CompletedProcess[str]:
-    """`python -m ingest --no-git --root ROOT...` against the test's index and Redis."""
+def run_cli(
+    settings: Settings, *roots: Path, extra: tuple[str, ...] = ()
+) -> subprocess.CompletedProcess[str]:
+    """`python -m ingest --no-git --root ROOT... EXTRA...` against the test's index and Redis."""
     env = {
         **os.environ,
         "QDRANT_PATH": str(settings.qdrant_path),
@@ -375,7 +377,7 @@ def run_cli(settings: Settings, *roots: Path) -> subprocess.CompletedProcess[str
         "REDIS_URL": settings.redis_url,
         "MODELS_DIR": str(settings.models_dir),
     }
-    args = [sys.executable, "-m", "ingest", "--no-git"]
+    args = [sys.executable, "-m", "ingest", "--no-git", *extra]
     for root in roots:
         args += ["--root", str(root)]
     return subprocess.run(args, env=env, cwd=REPO, capture_output=True, text=True, check=False)
