@@ -18,7 +18,7 @@ RUNBOOK_BASE_URL publishes it, so "site" is the default.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Literal
 from urllib.parse import urlsplit
 
@@ -35,14 +35,18 @@ _HYPHENS = re.compile(r"-{2,}")
 _EXPLICIT_ID = re.compile(r"\s*\{#([\w:.-]+)\}$")
 
 
-def style_for(url: str | None) -> Style:
-    """The anchor rule of the host a document is read on (its web link's host)."""
+def style_for(url: str | None, kinds: Mapping[str, str] | None = None) -> Style:
+    """The anchor rule of the host a document is read on (its web link's host): the kind
+    RUNBOOK_GIT_WEB gives that host (ingest.weblink), else what its name says."""
     if not url:
         return DEFAULT_STYLE
     try:
         host = (urlsplit(url).hostname or "").lower()
     except ValueError:
         return DEFAULT_STYLE
+    kind = (kinds or {}).get(host)
+    if kind is not None:
+        return "github" if kind == "github" else "gitlab" if kind == "gitlab" else DEFAULT_STYLE
     if "github" in host:
         return "github"
     if "gitlab" in host:

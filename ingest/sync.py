@@ -357,7 +357,7 @@ class Syncer:
                     doc.body,
                     max_chars=options.chunk_max_chars,
                     min_chars=options.chunk_min_chars,
-                    style=style_for(doc.url),
+                    style=style_for(doc.url, options.kinds),
                     alert_names=doc.alert_names,
                 )
             )

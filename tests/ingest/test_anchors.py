@@ -80,3 +80,12 @@ def test_a_site_hides_the_explicit_id(heading: str, style: Style, shown: str) ->
 )
 def test_style_follows_the_web_link_host(url: str | None, style: Style) -> None:
     assert style_for(url) == style
+
+
+def test_a_host_named_by_runbook_git_web_takes_its_kinds_anchors() -> None:
+    """A self-hosted GitLab under another name collapses hyphens like gitlab.com."""
+    kinds = {"code.acme.com": "gitlab", "git.acme.internal": "gitea"}
+    assert style_for("https://code.acme.com/sre/rb/-/blob/main/a.md", kinds) == "gitlab"
+    assert style_for("https://git.acme.internal/sre/rb/src/branch/main/a.md", kinds) == (
+        DEFAULT_STYLE
+    )
