@@ -44,7 +44,7 @@ def style_for(url: str | None, kinds: Mapping[str, str] | None = None) -> Style:
         host = (urlsplit(url).hostname or "").lower()
     except ValueError:
         return DEFAULT_STYLE
-    kind = (kinds or {}).get(host)
+    kind = (kinds or {}).get(host) or (kinds or {}).get("")
     if kind is not None:
         return "github" if kind == "github" else "gitlab" if kind == "gitlab" else DEFAULT_STYLE
     if "github" in host:
