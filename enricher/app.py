@@ -13,6 +13,7 @@ hangs up before its body is complete is no error of ours: one warning line
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
@@ -34,6 +35,7 @@ from enricher.pipeline.queue import new_job
 from enricher.service import Services
 from enricher.sources import Ignored, Parsed, parse, refuse_replay
 from enricher.sources.alertmanager import check_alertmanager_auth
+from enricher.sources.alertmanager.grafana import GrafanaSignature
 from enricher.sources.pagerduty import verify_signature
 
 log = structlog.get_logger(__name__)
@@ -68,7 +70,7 @@ class HeaderCap:
             size = sum(len(name) + len(value) + 4 for name, value in scope["headers"])
             if size > self.limit:
                 last = str(scope.get("path", "")).rpartition("/")[2]
-                source = last if last in ("alertmanager", "pagerduty") else "other"
+                source = last if last in ("alertmanager", "pagerduty", "grafana") else "other"
                 self.metrics.rejected.labels(source, "HeadersTooLarge").inc()
                 client = scope.get("client")
                 log.warning(
@@ -176,6 +178,28 @@ def create_app(services: Services) -> Starlette:
         )
         return await accept(parsed, request)
 
+    async def grafana(request: Request) -> Response:
+        """Grafana's webhook contact point, signed (enricher.sources.alertmanager.grafana):
+        the signature is checked once the body is read, before anything is queued."""
+        signature = None
+        if "/webhook/grafana" not in open_endpoints:
+            signature = GrafanaSignature(
+                request.headers,
+                settings.grafana_signing_secrets,
+                timestamp_header=settings.grafana_signing_timestamp_header,
+                max_age_s=settings.grafana_signing_max_age_s,
+                now=time.time(),
+            )
+        parsed = await read_group(
+            request,
+            limit=settings.alertmanager_max_body_bytes,
+            value_limit=settings.max_body_bytes,
+            seen=signature.update if signature is not None else None,
+        )
+        if signature is not None:
+            signature.verify()
+        return await accept(parsed, request)
+
     async def pagerduty(request: Request) -> Response:
         body = await read_capped(request, settings.max_body_bytes)
         if "/webhook/pagerduty" not in open_endpoints:
@@ -238,6 +262,7 @@ def create_app(services: Services) -> Starlette:
         routes=[
             Route("/webhook/alertmanager", guarded("alertmanager", alertmanager), methods=["POST"]),
             Route("/webhook/pagerduty", guarded("pagerduty", pagerduty), methods=["POST"]),
+            Route("/webhook/grafana", guarded("grafana", grafana), methods=["POST"]),
             Route("/slack/interactions", guarded("slack", slack_interactions), methods=["POST"]),
             git_push_route(services),
             Route("/healthz", healthz, methods=["GET"]),

@@ -16,7 +16,7 @@ A signature is checked against the decoded body, the JSON the sender signed.
 from __future__ import annotations
 
 import zlib
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 
 from starlette.requests import Request
 
@@ -50,8 +50,15 @@ async def read_capped(request: Request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-async def read_group(request: Request, *, limit: int, value_limit: int) -> Parsed:
-    """An Alertmanager body read as it arrives, in bounded memory (module docstring)."""
+async def read_group(
+    request: Request,
+    *,
+    limit: int,
+    value_limit: int,
+    seen: Callable[[bytes], None] | None = None,
+) -> Parsed:
+    """An Alertmanager body read as it arrives, in bounded memory (module docstring);
+    `seen` gets each decoded piece too (a signature computed as the body streams)."""
     _check_declared(request, limit)
     reader = GroupReader(max_value_chars=value_limit)
     async for chunk, size in _chunks(request, limit):
@@ -60,6 +67,8 @@ async def read_group(request: Request, *, limit: int, value_limit: int) -> Parse
                 f"body over {limit} bytes: set max_alerts in the webhook config "
                 "or raise ALERTMANAGER_MAX_BODY_BYTES"
             )
+        if seen is not None:
+            seen(chunk)
         reader.feed(chunk)
     return from_group(reader.close())
 

@@ -196,12 +196,14 @@ class Services:
         else:
             schema.verify_collection(index, embedder.identity)
         if not settings.allow_unauthenticated and not (
-            settings.alertmanager_auth_configured or settings.pagerduty_auth_configured
+            settings.alertmanager_auth_configured
+            or settings.pagerduty_auth_configured
+            or settings.grafana_signing_secrets
         ):
             raise ConfigError(
                 "no webhook auth configured: set ALERTMANAGER_BEARER_TOKENS (or "
-                "ALERTMANAGER_BASIC_AUTH) and/or PAGERDUTY_SIGNING_SECRETS; for a local demo "
-                "only, ALLOW_UNAUTHENTICATED=true"
+                "ALERTMANAGER_BASIC_AUTH), PAGERDUTY_SIGNING_SECRETS and/or "
+                "GRAFANA_SIGNING_SECRETS; for a local demo only, ALLOW_UNAUTHENTICATED=true"
             )
         router = parse_routes(settings.slack_routes, settings.slack_channel)
         delivery = delivery or build_delivery(settings)

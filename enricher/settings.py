@@ -160,6 +160,13 @@ class Settings(BaseSettings):
     alertmanager_basic_auth: CommaList = ()
     #: PagerDuty v3 signing secrets (comma separated; several during rotation).
     pagerduty_signing_secrets: CommaList = ()
+    #: Grafana webhook HMAC secrets for /webhook/grafana (comma separated, for rotation).
+    grafana_signing_secrets: CommaList = ()
+    #: The header Grafana's contact point is set to send its timestamp in (Grafana has no
+    #: default name); with it, `timestamp:body` is signed and old requests are refused.
+    grafana_signing_timestamp_header: str = "X-Grafana-Alerting-Timestamp"
+    #: How far a signed timestamp may be from our clock before the request is a replay.
+    grafana_signing_max_age_s: float = Field(default=300.0, gt=0)
     #: Serve the webhooks that have no credentials configured without auth (a configured
     #: token or secret is always enforced). Only for local demos: `make run` sets it.
     allow_unauthenticated: bool = False
@@ -216,6 +223,7 @@ class Settings(BaseSettings):
         "alertmanager_bearer_tokens",
         "alertmanager_basic_auth",
         "pagerduty_signing_secrets",
+        "grafana_signing_secrets",
         "runbook_roots",
         "redis_sentinels",
         "runbook_git_webhook_secrets",
@@ -386,6 +394,7 @@ class Settings(BaseSettings):
         configured = {
             "/webhook/alertmanager": self.alertmanager_auth_configured,
             "/webhook/pagerduty": self.pagerduty_auth_configured,
+            "/webhook/grafana": bool(self.grafana_signing_secrets),
         }
         return tuple(path for path, has_credentials in configured.items() if not has_credentials)
 

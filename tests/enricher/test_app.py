@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import base64
 import gzip
+import hashlib
+import hmac
 import logging
 import socket
+import time
 import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -177,7 +180,8 @@ class TestAllowUnauthenticated:
     def test_only_the_endpoint_without_credentials_opens_and_is_named(
         self, tmp_path: Path, golden_index: Path, redis_url: str, embedder: Embedder
     ) -> None:
-        """With only a bearer token, PagerDuty is open and the start-up warning names it alone."""
+        """With only a bearer token, PagerDuty and Grafana are open, and the start-up warning
+        names them, not Alertmanager."""
         with capture_logs() as logs, self.app(
             tmp_path, golden_index, redis_url, embedder, pagerduty_signing_secrets=()
         ) as client:
@@ -186,8 +190,63 @@ class TestAllowUnauthenticated:
         assert (pagerduty.status_code, alertmanager.status_code) == (202, 401)
         opened = [e for e in logs if e["event"] == "startup.unauthenticated"]
         assert [(e["log_level"], e["endpoints"]) for e in opened] == [
-            ("warning", ["/webhook/pagerduty"])
+            ("warning", ["/webhook/pagerduty", "/webhook/grafana"])
         ]
+
+
+GRAFANA_SECRETS = ("grafana-old", "grafana-new")
+
+
+def grafana_signed(body: bytes, secret: str, timestamp: str | None) -> dict[str, str]:
+    signed = body if timestamp is None else timestamp.encode() + b":" + body
+    headers = {"X-Grafana-Alerting-Signature": hmac.new(
+        secret.encode(), signed, hashlib.sha256).hexdigest()}
+    if timestamp is not None:
+        headers["X-Grafana-Alerting-Timestamp"] = timestamp
+    return headers
+
+
+class TestGrafanaSignature:
+    """/webhook/grafana: Grafana's HMAC of the body (or of `timestamp:body`), enforced
+    whenever GRAFANA_SIGNING_SECRETS is set, ALLOW_UNAUTHENTICATED or not."""
+
+    def test_signatures(
+        self, tmp_path: Path, golden_index: Path, redis_url: str, embedder: Embedder
+    ) -> None:
+        """Either secret passes, with or without a fresh timestamp; missing and stale are
+        401, a wrong secret or a signature of another body 403."""
+        settings = service_settings(
+            tmp_path, golden_index, redis_url, None, allow_unauthenticated=True,
+            grafana_signing_secrets=GRAFANA_SECRETS,
+        )
+        now = str(int(time.time()))
+        stale = str(int(time.time()) - 3600)
+        bodies = [
+            dumps({**am_body(am_alert("A", "s")), "groupKey": f"grafana-{n}"}) for n in range(9)
+        ]
+        cases = [
+            (grafana_signed(bodies[0], GRAFANA_SECRETS[0], None), 202),
+            (grafana_signed(bodies[1], GRAFANA_SECRETS[1], now), 202),
+            ({}, 401),
+            (grafana_signed(bodies[3], GRAFANA_SECRETS[0], stale), 401),
+            (grafana_signed(bodies[4], "not-a-secret", now), 403),
+            (grafana_signed(bodies[0], GRAFANA_SECRETS[0], now), 403),
+            ({**grafana_signed(bodies[6], GRAFANA_SECRETS[0], now),
+              "X-Grafana-Alerting-Timestamp": str(int(now) + 1)}, 403),
+            ({"X-Grafana-Alerting-Signature": "zz"}, 403),
+            ({**grafana_signed(bodies[8], GRAFANA_SECRETS[0], now), "Content-Encoding": "gzip"},
+             202),
+        ]
+        with TestClient(create_app(Services.build(settings, embedder=embedder))) as client:
+            statuses = [
+                client.post(
+                    "/webhook/grafana",
+                    content=gzip.compress(body) if "Content-Encoding" in headers else body,
+                    headers=headers,
+                ).status_code
+                for body, (headers, _) in zip(bodies, cases, strict=True)
+            ]
+        assert statuses == [status for _, status in cases]
 
 
 def raw_deflate(data: bytes) -> bytes:
