@@ -1,9 +1,9 @@
 """Alertmanager webhook: authenticate, read, and reduce one notification group to an `Alert`.
 
-One module per step: `auth` (bearer and basic credentials; `grafana` for Grafana's signed
-webhook), `payload` (the models, read
-leniently), `reader` (the body read as it streams, the first alerts kept and all tallied),
-`normalize` (the group's `Alert`, its dedup key and the firing alerts the page tracks).
+One module per step: `auth` (bearer and basic credentials), `grafana` (Grafana's signed
+webhook), `payload` (the models, read leniently), `reader` (the body read as it streams,
+the first alerts kept and all tallied), `normalize` (the group's `Alert`, its dedup key and
+the firing alerts the page tracks).
 """
 
 from __future__ import annotations
