@@ -42,9 +42,6 @@ class Alert:
     alert_count: int = 1
     #: Alerts Alertmanager left out of `alerts[]` because of `max_alerts`.
     truncated: int = 0
-    #: Alerts of the body that were counted but not read in full (a group past
-    #: `sources.alertmanager.KEPT_ALERTS`): the page names only the first ones.
-    omitted: int = 0
     #: Firing alerts in the group, as far as the payload shows them.
     firing_count: int = 1
     #: What is firing now, most severe first: the first few alerts, each by the labels

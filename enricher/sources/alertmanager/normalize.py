@@ -155,7 +155,6 @@ def normalize_group(group: AlertGroup) -> Alert:
         group_key=_group_key(payload, alert_name),
         alert_count=group.total + payload.truncated_alerts,
         truncated=payload.truncated_alerts,
-        omitted=group.omitted,
         firing_count=group.firing,
         targets=_targets(group),
         starts_at=min(starts) if starts else group.received_at,

@@ -54,10 +54,6 @@ class AlertGroup:
     def total(self) -> int:
         return self.firing + self.resolved
 
-    @property
-    def omitted(self) -> int:
-        return self.total - len(self.payload.alerts)
-
 
 @dataclass
 class _Tally:

@@ -715,9 +715,7 @@ class TestFiringNow:
         """10,000 alerts, the first 50 read in full: the page names five and says how many
         more there are, once ("and 9995 more"), never a second count of the unread ones."""
         targets = tuple(f"pod=p{n}" for n in range(5))
-        alert = make_alert(
-            alert_count=10_000, firing_count=10_000, omitted=9_950, targets=targets
-        )
+        alert = make_alert(alert_count=10_000, firing_count=10_000, targets=targets)
         body = texts(render_message(alert, matched(make_match()), now=NOW))
         named = ", ".join(f"`{target}`" for target in targets)
         assert f"*Firing now (10000):* {named} and 9995 more" in body
