@@ -5,7 +5,8 @@ The graph is exported with `torch.onnx.export(dynamo=False, opset_version=17)`, 
 batch and sequence axes, inputs `input_ids`, `attention_mask`, `token_type_ids` and output
 `logits` [batch, 1], then quantized to int8 by `quantize_dynamic`, per channel. MatMul
 weights alone leave the 30,522 x 384 word table in fp32 (47 MB, past the 25 MB a committed
-file may weigh), so the table's Gather is quantized too. The int8 logits are checked
+file may weigh), so the table's Gather is quantized too: per tensor, uint8, which is what
+`quantize_dynamic` wrote for it here even with `per_channel`. The int8 logits are checked
 against fp32 on `--check` pairs (correlation, max and mean abs difference): the provenance
 records them with the file's size.
 

@@ -2,12 +2,12 @@
 (the runtime venv; no torch).
 
 Each model folder is loaded by the serving side's own `enricher.search.reader.Reader`
-(int8, one thread) and scores mined lists it never saw: a fold reader the corpora its fold
-left out, the `all` reader the released dev slices (`<mined>/held-out`, mined for measuring
-only). Per corpus: how often the reader's best candidate is the expected runbook, against
-the search's first rank (quality.train.train_data.measure), and the AUC of label against
-logit. The latency is the wall time of one `score` call on a page's pairs (READER_TOP_K of
-the mined lists, the first `LATENCY_LISTS`), p50 and p99. All of it goes into the folder's
+(int8, one thread) and scores mined lists it never saw: the corpora it left out (a fold
+reader) and the released dev slices (`<mined>/held-out`, mined for measuring only). Per
+corpus: how often the reader's best candidate is the expected runbook, against the search's
+first rank (quality.train.train_data.measure), and the AUC of label against logit. The
+latency is the wall time of one `score` call on a page's pairs (READER_TOP_K of the mined
+lists, the first `LATENCY_LISTS`), p50 and p99. All of it goes into the folder's
 reader.json under `measured`; `folds.json` beside the folders names the corpora each
 reader left out.
 """
@@ -33,12 +33,11 @@ LATENCY_LISTS = 200
 
 
 def held_out(folder: Path, mined_root: Path) -> list[Path]:
-    """What the reader in `folder` never saw: its excluded corpora, or the dev slices."""
+    """What the reader in `folder` never saw: the corpora it left out, and the dev slices."""
     provenance = json.loads((folder / "reader.json").read_text(encoding="utf-8"))
     excluded = set(provenance["excluded"])
-    if excluded:
-        return [f for f in mined(mined_root / "train") if corpus_of(f) in excluded]
-    return mined(mined_root / "held-out")
+    left_out = [f for f in mined(mined_root / "train") if corpus_of(f) in excluded]
+    return [*left_out, *mined(mined_root / "held-out")]
 
 
 def latency(model: Reader, listings: Sequence[Listing], pairs: int) -> dict[str, float]:
