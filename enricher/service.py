@@ -32,8 +32,10 @@ from enricher.index.connect import open_index, shard_path
 from enricher.index.embedding import Embedder
 from enricher.index.engine import Index
 from enricher.metrics import Metrics
+from enricher.notes.client import NotesClient, NotesConfig
 from enricher.pipeline.first_index import FirstIndex
 from enricher.pipeline.ledger import Ledger
+from enricher.pipeline.notes import IncidentNotes
 from enricher.pipeline.pool import AcceptOutcome, Pool
 from enricher.pipeline.processor import Processor
 from enricher.pipeline.queue import Job, JobQueue
@@ -246,6 +248,7 @@ class Services:
         ledger = Ledger(
             redis_client, dedup_ttl_s=settings.dedup_ttl_s, notes=notes, replica_ack=replica_ack
         )
+        processor.notes = _incident_notes(settings, redis_client, ledger)
         pool = Pool(
             queue=queue,
             ledger=ledger,
@@ -299,6 +302,8 @@ class Services:
             await asyncio.to_thread(self.sync.stop, STOP_GRACE_S)
         await self.feedback.stop()
         await self.processor.poster.close()
+        if self.processor.notes is not None:
+            await self.processor.notes.client.aclose()
         await redis_connect.aclose(self.redis)
         self.pool.ledger.close()
         await asyncio.to_thread(self.index.close)
@@ -348,12 +353,34 @@ class Services:
             for n, remote in enumerate(self.sync.remotes):
                 checks["runbook_git" + (f"_{n + 1}" if n else "")] = remote_check(remote)
         checks["delivery"] = self.processor.poster.health.check()
+        if self.processor.notes is not None:
+            checks["pagerduty_notes"] = self.processor.notes.health.check()
         alive, started = self.pool.workers_alive()
         checks["workers"] = {
             "ok": alive == started and alive > 0,
             "detail": f"{alive}/{started} running",
         }
         return checks
+
+
+def _incident_notes(
+    settings: Settings, redis: aioredis.Redis, ledger: Ledger
+) -> IncidentNotes | None:
+    """PagerDuty incident notes (PAGERDUTY_NOTES), through the posts' ledger."""
+    token = settings.pagerduty_api_token
+    if settings.pagerduty_notes_mode == "off" or token is None:
+        return None
+    config = NotesConfig(
+        settings.pagerduty_api_url, token.get_secret_value(), settings.pagerduty_from
+    )
+    return IncidentNotes(
+        redis,
+        ledger,
+        NotesClient(config),
+        mode=settings.pagerduty_notes_mode,
+        base_url=settings.runbook_base_url,
+        lease_s=settings.post_lease_s,
+    )
 
 
 def _replica_ack(settings: Settings) -> ReplicaAck | None:

@@ -7,7 +7,7 @@ tools: keep them (see the settings table in README.md).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import (
@@ -188,6 +188,16 @@ class Settings(BaseSettings):
     #: reports delivery failing; a message Slack takes resets it (enricher.slack.health).
     slack_permanent_errors_unready: int = Field(default=3, ge=1)
     runbook_base_url: str | None = None
+
+    # --- PagerDuty incident notes (enricher.notes, README "PagerDuty incident notes") ---
+    #: A REST API key: with it, an incident from the PagerDuty webhook gets the match as a note.
+    pagerduty_api_token: SecretStr | None = None
+    #: The `From:` email of a valid PagerDuty user (an account-level key requires it).
+    pagerduty_from: str | None = None
+    pagerduty_api_url: str = "https://api.pagerduty.com"
+    #: `matched` (a note when a runbook matched), `all` (also one naming the leads when
+    #: none did) or `off`; unset: `matched` with PAGERDUTY_API_TOKEN, else `off`.
+    pagerduty_notes: Literal["matched", "all", "off"] | None = None
     #: Where runbooks are read, per source: `[SOURCE=]TEMPLATE`, comma separated, with
     #: {path}, {path_noext}, {slug} and a final #{anchor} (ingest.weblink; never Confluence).
     runbook_link_template: str = ""
@@ -241,6 +251,8 @@ class Settings(BaseSettings):
         "gap_report_channel",
         "gap_runbook_new_url",
         "redis_sentinel_master",
+        "pagerduty_from",
+        "pagerduty_notes",
         mode="before",
     )
     @classmethod
@@ -249,7 +261,7 @@ class Settings(BaseSettings):
 
     @field_validator(
         "slack_bot_token", "slack_webhook_url", "qdrant_api_key", "slack_signing_secret",
-        "redis_sentinel_password", "runbook_git_token",
+        "redis_sentinel_password", "runbook_git_token", "pagerduty_api_token",
         mode="before",
     )
     @classmethod
@@ -380,6 +392,24 @@ class Settings(BaseSettings):
     @property
     def alertmanager_auth_configured(self) -> bool:
         return bool(self.alertmanager_bearer_tokens or self.basic_users)
+
+    @property
+    def pagerduty_notes_mode(self) -> Literal["matched", "all", "off"]:
+        """PAGERDUTY_NOTES as it applies: unset is `matched` with a token, else `off`."""
+        if self.pagerduty_notes is not None:
+            return self.pagerduty_notes
+        return "matched" if self.pagerduty_api_token is not None else "off"
+
+    @model_validator(mode="after")
+    def _pagerduty_notes_need_a_token(self) -> Settings:
+        if self.pagerduty_notes in ("matched", "all") and self.pagerduty_api_token is None:
+            raise ValueError(
+                f"PAGERDUTY_NOTES={self.pagerduty_notes} needs PAGERDUTY_API_TOKEN (a REST API "
+                "key); set it, or PAGERDUTY_NOTES=off"
+            )
+        if not is_http_url(self.pagerduty_api_url):
+            raise ValueError("PAGERDUTY_API_URL must be an http(s) address")
+        return self
 
     @property
     def pagerduty_auth_configured(self) -> bool:

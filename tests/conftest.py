@@ -15,6 +15,7 @@ from enricher.settings import Settings
 from ingest.cache import EmbeddingCache
 from ingest.sync import Syncer, SyncOptions
 from scripts.local_redis import RedisServer
+from tests.fakepagerduty import FakePagerDuty, running_fake_pagerduty
 from tests.fakeslack import FakeSlack, running_fake_slack
 
 REPO = Path(__file__).resolve().parent.parent
@@ -56,6 +57,13 @@ def settings(tmp_path: Path, redis_url: str) -> Settings:
 @pytest.fixture()
 def fake_slack() -> Iterator[FakeSlack]:
     with running_fake_slack(token="xoxb-test") as fake:
+        yield fake
+
+
+@pytest.fixture()
+def fake_pd() -> Iterator[FakePagerDuty]:
+    """The fake PagerDuty REST API (incident notes) on 127.0.0.1."""
+    with running_fake_pagerduty() as fake:
         yield fake
 
 

@@ -46,6 +46,9 @@ TIERS: tuple[frozenset[str], ...] = tuple(
         {"bodies"},
         {"search"},
         {"slack"},
+        # PagerDuty incident notes: plain text from a search result (it shares slack's
+        # redaction), and PagerDuty's REST API.
+        {"notes"},
         {"feedback"},
         {"gaps"},
         {"pipeline", "audit"},

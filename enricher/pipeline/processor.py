@@ -23,6 +23,9 @@ Rules for one alert group (Alertmanager groupKey, PagerDuty incident id):
   noted in the ledger once it has left the process (`_once`), so an attempt after a crash
   does not send it again.
 
+A PagerDuty incident also gets the match as a note (enricher.pipeline.notes): owed on the
+group's record under the post claim, sent after the page by every job of the group, once.
+
 The feedback loop (enricher.feedback, enricher.gaps): a search reads on-call's votes for
 the alert's name; a posted page is remembered so its buttons can be clicked; a no-match
 page is recorded as a runbook gap; an edit or a resolve keeps the page's votes lines.
@@ -47,6 +50,7 @@ from enricher.gaps.store import GapStore
 from enricher.metrics import Metrics
 from enricher.pipeline.first_index import STILL_INDEXING, FirstIndex
 from enricher.pipeline.ledger import AlreadyPosted, InFlight, Ledger, PostRecord
+from enricher.pipeline.notes import IncidentNotes
 from enricher.pipeline.outputs import Outputs, acknowledgement, message_json
 from enricher.pipeline.queue import Job
 from enricher.pipeline.retry import RetryLater
@@ -140,6 +144,7 @@ class Processor(Outputs):
         feedback: FeedbackStore,
         gaps: GapStore,
         first_index: FirstIndex | None = None,
+        notes: IncidentNotes | None = None,
     ) -> None:
         self.searcher = searcher
         self.poster = poster
@@ -151,6 +156,7 @@ class Processor(Outputs):
         self.feedback = feedback
         self.gaps = gaps
         self.first_index = first_index
+        self.notes = notes
 
     async def _render(self, alert: Alert, result: SearchResult) -> SlackMessage:
         """Off the event loop like the search: a page's render is a few ms of CPU, and the
@@ -235,10 +241,14 @@ class Processor(Outputs):
         if ledger is None:
             return await self._without_ledger(job.alert)
         if job.alert.status == "resolved":
-            return await self._resolve(job, ledger)
-        if job.alert.acknowledged is not None:
-            return await self._acknowledge(job, ledger, sole)
-        return await self._fire(job, ledger, sole)
+            outcome = await self._resolve(job, ledger)
+        elif job.alert.acknowledged is not None:
+            outcome = await self._acknowledge(job, ledger, sole)
+        else:
+            outcome = await self._fire(job, ledger, sole)
+        if self.notes is not None:  # after the page: its incident note (pipeline.notes)
+            await self.notes.deliver(job, self.owner)
+        return outcome
 
     async def _without_ledger(self, alert: Alert) -> Outcome:
         """Redis is down: no dedup and no post records, but the page still goes out."""
@@ -284,6 +294,8 @@ class Processor(Outputs):
         message = await self._render(job.alert, result)
         if job.alert.acknowledged is not None:  # its trigger was never posted here
             message = render_acknowledged_update(job.alert, message)
+        if self.notes is not None:
+            await self.notes.owe(job, result, self.owner)
         sent = await self._post_claimed(job, ledger, message)
         if sent is None:
             return "unconfirmed"

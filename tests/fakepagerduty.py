@@ -1,0 +1,245 @@
+"""A fake PagerDuty REST API on 127.0.0.1, incident notes only: the transport-layer double
+for the service's note client in end-to-end and crash tests (respx covers the unit tests).
+
+    with running_fake_pagerduty() as fake:
+        settings = Settings(pagerduty_api_url=fake.url, pagerduty_api_token=fake.token, ...)
+        ...
+        assert [n["content"] for n in fake.notes("Q1ABC")] == [...]
+
+Implemented as PagerDuty documents it: `POST /incidents/{id}/notes` with `{"note":
+{"content"}}` answers 201 `{"note": {"id", "user", "content", "created_at"}}`;
+`GET /incidents/{id}/notes` answers `{"notes": [...]}`. Faithful where a test could pass
+against the fake and fail against PagerDuty: `Authorization: Token token=<key>` is checked
+(401 without one, 403 for another key), the `Accept` header must name version 2 (406),
+`From:` must be a known user's email when the fake has `users` (400 "Requester User Not
+Found"), and an incident not in `incidents` (when given) is 404. Error bodies have
+PagerDuty's shape `{"error": {"message", "code", "errors"}}`.
+
+Faults: `fail_next(n, status=429, retry_after=…, reset=…)` (`Retry-After` and/or
+`ratelimit-reset`), `fail_next(n, status=500)`; `set_latency(s)`: a note is stored when its
+request arrives and answered `s` later (so a client killed meanwhile has added it). Every
+request is recorded (`calls`), also those answered with an error.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+__all__ = ["FakePagerDuty", "NoteCall", "running_fake_pagerduty"]
+
+ACCEPT = "application/vnd.pagerduty+json;version=2"
+TOKEN = "u+fakePagerDutyKey"
+
+
+@dataclass(frozen=True)
+class NoteCall:
+    method: str
+    incident: str
+    body: dict[str, Any]
+    headers: dict[str, str]
+    status: int
+
+
+@dataclass(frozen=True)
+class _Fault:
+    status: int
+    retry_after: float | None
+    reset: float | None
+
+
+Reply = tuple[int, Any, list[tuple[str, str]]]
+
+
+def _error(status: int, message: str, code: int, *errors: str) -> Reply:
+    return status, {"error": {"message": message, "code": code, "errors": list(errors)}}, []
+
+
+class FakePagerDuty:
+    def __init__(
+        self,
+        *,
+        token: str = TOKEN,
+        users: tuple[str, ...] = ("oncall-bot@example.com",),
+        incidents: tuple[str, ...] | None = None,
+    ) -> None:
+        self.token = token
+        self.users = users
+        self.incidents = incidents
+        self._lock = threading.Lock()
+        self._calls: list[NoteCall] = []
+        self._notes: dict[str, list[dict[str, Any]]] = {}
+        self._faults: deque[_Fault] = deque()
+        self._latency = 0.0
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> FakePagerDuty:
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, args=(0.02,), name="fake-pd", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    @property
+    def url(self) -> str:
+        if self._server is None:
+            raise RuntimeError("FakePagerDuty is not running: call start()")
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    # --- inspection and faults -----------------------------------------------------
+
+    @property
+    def calls(self) -> list[NoteCall]:
+        with self._lock:
+            return list(self._calls)
+
+    def posts(self) -> list[NoteCall]:
+        return [c for c in self.calls if c.method == "POST"]
+
+    def notes(self, incident: str) -> list[dict[str, Any]]:
+        with self._lock:
+            return list(self._notes.get(incident, []))
+
+    def all_notes(self) -> dict[str, list[dict[str, Any]]]:
+        with self._lock:
+            return {k: list(v) for k, v in self._notes.items()}
+
+    def fail_next(
+        self, n: int = 1, *, status: int = 429, retry_after: float | None = None,
+        reset: float | None = None,
+    ) -> None:
+        with self._lock:
+            self._faults.extend(_Fault(status, retry_after, reset) for _ in range(n))
+
+    def set_latency(self, seconds: float) -> None:
+        with self._lock:
+            self._latency = seconds
+
+    # --- the API -----------------------------------------------------------------------
+
+    def _handle(
+        self, method: str, path: str, body: dict[str, Any], headers: dict[str, str]
+    ) -> Reply:
+        parts = path.strip("/").split("/")
+        if len(parts) != 3 or parts[0] != "incidents" or parts[2] != "notes":
+            return _error(404, "Not Found", 2100)
+        incident = unquote(parts[1])
+        reply = self._reply(method, incident, body, headers)
+        with self._lock:
+            self._calls.append(NoteCall(method, incident, body, headers, reply[0]))
+        return reply
+
+    def _reply(
+        self, method: str, incident: str, body: dict[str, Any], headers: dict[str, str]
+    ) -> Reply:
+        auth = headers.get("authorization", "")
+        if not auth.startswith("Token token="):
+            return _error(401, "Unauthorized", 2006)
+        if auth != f"Token token={self.token}":
+            return _error(403, "Forbidden", 2010, "Access Denied")
+        if headers.get("accept") != ACCEPT:
+            return _error(406, "Not Acceptable", 2001)
+        with self._lock:
+            fault = self._faults.popleft() if self._faults else None
+        if fault is not None:
+            status, payload, extra = _error(fault.status, "fault", 2020)
+            if fault.retry_after is not None:
+                extra.append(("Retry-After", str(fault.retry_after)))
+            if fault.reset is not None:
+                extra.append(("ratelimit-reset", str(fault.reset)))
+            return status, payload, extra
+        if self.incidents is not None and incident not in self.incidents:
+            return _error(404, "Not Found", 2100, "Incident Not Found")
+        if method == "GET":
+            return 200, {"notes": self.notes(incident)}, []
+        if self.users and headers.get("from") not in self.users:
+            return _error(400, "Invalid Input Provided", 2001, "Requester User Not Found")
+        content = (body.get("note") or {}).get("content")
+        if not isinstance(content, str) or not content:
+            return _error(400, "Invalid Input Provided", 2001, "Note content can't be blank")
+        with self._lock:
+            stored = self._notes.setdefault(incident, [])
+            note = {
+                "id": f"PNOTE{sum(map(len, self._notes.values())) + 1:04d}",
+                "user": {"id": "PUSER01", "type": "user_reference",
+                         "summary": headers.get("from", "")},
+                "content": content,
+                "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            }
+            stored.append(note)
+        return 201, {"note": note}, []
+
+
+def _handler_for(fake: FakePagerDuty) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True
+
+        def log_message(self, format: str, *args: Any) -> None:
+            """Tests read `fake.calls`."""
+
+        def do_GET(self) -> None:
+            self._dispatch()
+
+        def do_POST(self) -> None:
+            self._dispatch()
+
+        def _dispatch(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length) if length else b""
+            try:
+                body = json.loads(raw) if raw else {}
+            except ValueError:
+                body = None
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            if not isinstance(body, dict):
+                status, payload, extra = _error(400, "Invalid Input Provided", 2001)
+            else:
+                status, payload, extra = fake._handle(
+                    self.command, urlsplit(self.path).path, body, headers
+                )
+            with fake._lock:
+                latency = fake._latency
+            if latency:
+                time.sleep(latency)
+            data = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for name, value in extra:
+                self.send_header(name, value)
+            with suppress(BrokenPipeError, ConnectionResetError):
+                self.end_headers()
+                self.wfile.write(data)
+
+    return Handler
+
+
+@contextmanager
+def running_fake_pagerduty(**kwargs: Any) -> Iterator[FakePagerDuty]:
+    fake = FakePagerDuty(**kwargs).start()
+    try:
+        yield fake
+    finally:
+        fake.stop()
