@@ -34,6 +34,7 @@ from enricher.index.engine import Index
 from enricher.metrics import Metrics
 from enricher.notes.client import NotesClient, NotesConfig
 from enricher.pipeline.first_index import FirstIndex
+from enricher.pipeline.history import PageHistory
 from enricher.pipeline.ledger import Ledger
 from enricher.pipeline.notes import IncidentNotes
 from enricher.pipeline.pool import AcceptOutcome, Pool
@@ -249,6 +250,7 @@ class Services:
             redis_client, dedup_ttl_s=settings.dedup_ttl_s, notes=notes, replica_ack=replica_ack
         )
         processor.notes = _incident_notes(settings, redis_client, ledger)
+        processor.history = PageHistory(redis_client)
         pool = Pool(
             queue=queue,
             ledger=ledger,

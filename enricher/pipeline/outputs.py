@@ -12,13 +12,18 @@ from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 import structlog
+from redis.exceptions import RedisError
 
 from enricher.alert import Alert
 from enricher.errors import DeliveryFailed
+from enricher.feedback.store import FeedbackStore
 from enricher.metrics import Metrics
+from enricher.pipeline.history import PageHistory
 from enricher.pipeline.ledger import Ledger
 from enricher.pipeline.queue import Job
+from enricher.result import SearchResult
 from enricher.slack.delivery import OnSent, PostRef
+from enricher.slack.history import history_line, with_history
 from enricher.slack.posting import Poster, marker
 from enricher.slack.render import SlackMessage
 from enricher.slack.routing import Router
@@ -47,6 +52,9 @@ class Outputs:
     metrics: Metrics
     #: `<worker id>:<process nonce>`, the owner of this process's claims (enricher.service).
     owner: str
+    feedback: FeedbackStore
+    #: The "Last time" line's store (enricher.pipeline.history); None: no line.
+    history: PageHistory | None = None
 
     def channel_for(self, alert: Alert) -> str:
         return self.router.channel_for(alert) or "default"
@@ -66,7 +74,31 @@ class Outputs:
                 ),
             )
         await self._record(job, ledger, sent or PostRef(self.channel_for(alert), ""), message)
+        if self.history is not None and sent is not None and alert.status == "firing":
+            await self.history.fired(alert, job.received_at, alert.group_key, sent)
         return sent
+
+    async def _with_history(
+        self, job: Job, result: SearchResult, message: SlackMessage
+    ) -> SlackMessage:
+        """A new firing page with its "Last time" line (enricher.slack.history)."""
+        alert = job.alert
+        if self.history is None or alert.status != "firing" or not alert.alert_name:
+            return message
+        doc = result.matches[0].doc_id if result.matches else None
+        try:
+            tallies = await self.feedback.tallies(alert.alert_name) if doc else {}
+        except RedisError:
+            tallies = {}
+        history = await self.history.read(alert, job.received_at, doc_id=doc, tallies=tallies)
+        return with_history(message, history_line(history) if history else None)
+
+    async def _history_resolved(self, job: Job) -> None:
+        """How long the firing lasted, for the next page's line (when the sender says)."""
+        alert = job.alert
+        if self.history is not None and alert.starts_at and alert.ends_at:
+            lasted = (alert.ends_at - alert.starts_at).total_seconds()
+            await self.history.resolved(alert, lasted)
 
     async def _once(
         self,

@@ -294,6 +294,7 @@ class Processor(Outputs):
         message = await self._render(job.alert, result)
         if job.alert.acknowledged is not None:  # its trigger was never posted here
             message = render_acknowledged_update(job.alert, message)
+        message = await self._with_history(job, result, message)
         if self.notes is not None:
             await self.notes.owe(job, result, self.owner)
         sent = await self._post_claimed(job, ledger, message)
@@ -477,6 +478,7 @@ class Processor(Outputs):
         await ledger.update_post(
             alert.group_key, status="resolved", received_at=job.received_at, output="resolve"
         )
+        await self._history_resolved(job)
         return "resolved"
 
 
