@@ -16,7 +16,9 @@ Found"), and an incident not in `incidents` (when given) is 404. Error bodies ha
 PagerDuty's shape `{"error": {"message", "code", "errors"}}`.
 
 Faults: `fail_next(n, status=429, retry_after=…, reset=…)` (`Retry-After` and/or
-`ratelimit-reset`), `fail_next(n, status=500)`; `set_latency(s)`: a note is stored when its
+`ratelimit-reset`), `fail_next(n, status=500)`; `set_fault_rates(rate_429, rate_500,
+seed=…)` for chaos, where half the 500s come after the note was stored (PagerDuty kept it
+but answered an error); `set_latency(s)`: a note is stored when its
 request arrives and answered `s` later (so a client killed meanwhile has added it). Every
 request is recorded (`calls`), also those answered with an error.
 """
@@ -24,6 +26,7 @@ request is recorded (`calls`), also those answered with an error.
 from __future__ import annotations
 
 import json
+import random
 import threading
 import time
 from collections import deque
@@ -80,6 +83,8 @@ class FakePagerDuty:
         self._notes: dict[str, list[dict[str, Any]]] = {}
         self._faults: deque[_Fault] = deque()
         self._latency = 0.0
+        self._rates = (0.0, 0.0)
+        self._rng = random.Random()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -132,6 +137,23 @@ class FakePagerDuty:
         with self._lock:
             self._faults.extend(_Fault(status, retry_after, reset) for _ in range(n))
 
+    def set_fault_rates(self, rate_429: float, rate_500: float, *, seed: int = 1) -> None:
+        with self._lock:
+            self._rates = (rate_429, rate_500)
+            self._rng = random.Random(seed)
+
+    def _random_fault(self) -> tuple[_Fault | None, bool]:
+        """A chaos fault for this request, and whether it comes after storing the note."""
+        with self._lock:
+            draw = self._rng.random()
+            after = self._rng.random() < 0.5
+            rate_429, rate_500 = self._rates
+        if draw < rate_429:
+            return _Fault(429, 1.0, None), False
+        if draw < rate_429 + rate_500:
+            return _Fault(500, None, None), after
+        return None, False
+
     def set_latency(self, seconds: float) -> None:
         with self._lock:
             self._latency = seconds
@@ -162,13 +184,23 @@ class FakePagerDuty:
             return _error(406, "Not Acceptable", 2001)
         with self._lock:
             fault = self._faults.popleft() if self._faults else None
-        if fault is not None:
-            status, payload, extra = _error(fault.status, "fault", 2020)
-            if fault.retry_after is not None:
-                extra.append(("Retry-After", str(fault.retry_after)))
-            if fault.reset is not None:
-                extra.append(("ratelimit-reset", str(fault.reset)))
-            return status, payload, extra
+        stored_first = False
+        if fault is None:
+            fault, stored_first = self._random_fault()
+        if fault is None:
+            return self._serve(method, incident, body, headers)
+        if stored_first and method == "POST":
+            self._serve(method, incident, body, headers)  # kept, then answered an error
+        status, payload, extra = _error(fault.status, "fault", 2020)
+        if fault.retry_after is not None:
+            extra.append(("Retry-After", str(fault.retry_after)))
+        if fault.reset is not None:
+            extra.append(("ratelimit-reset", str(fault.reset)))
+        return status, payload, extra
+
+    def _serve(
+        self, method: str, incident: str, body: dict[str, Any], headers: dict[str, str]
+    ) -> Reply:
         if self.incidents is not None and incident not in self.incidents:
             return _error(404, "Not Found", 2100, "Incident Not Found")
         if method == "GET":

@@ -8,6 +8,7 @@ Slack and the fake PagerDuty REST API (tests.fakepagerduty) on 127.0.0.1.
 from __future__ import annotations
 
 import contextlib
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -170,3 +171,23 @@ class TestIncidentNotes:
         wait_for(lambda: running.pages() == 1, what="the page")
         wait_for(lambda: unfinished_jobs(redis_url) == 0, what="the job done")
         assert fake_pd.calls == []
+
+
+class TestNotesUnderFaults:
+    def test_random_429s_and_500s_lose_and_double_no_note(
+        self, start: Callable[..., Running], fake_pd: FakePagerDuty, redis_url: str
+    ) -> None:
+        """A burst of incidents while PagerDuty answers a quarter of the calls with 429 or
+        500 (half the 500s after it stored the note): one page and one note each."""
+        fake_pd.set_fault_rates(0.15, 0.15, seed=35)
+        running = start(fake_pd)
+        incidents = [f"QF{n:02d}" for n in range(12)]
+        for n, incident in enumerate(incidents):
+            running.send(event("incident.triggered", f"EF{n}", incident=incident))
+        wait_for(lambda: all(fake_pd.notes(i) for i in incidents)
+                 and unfinished_jobs(redis_url) == 0, timeout_s=240, what="every note")
+        assert {i: len(fake_pd.notes(i)) for i in incidents} == dict.fromkeys(incidents, 1)
+        assert running.pages() == len(incidents)
+        statuses = Counter((c.method, c.status) for c in fake_pd.calls)
+        print(f"PagerDuty calls under faults: {dict(statuses)}")
+        assert statuses["POST", 429] and statuses["POST", 500], "the faults were exercised"
