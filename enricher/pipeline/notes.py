@@ -14,7 +14,9 @@ page posted and sends the note. So the page always goes first, and a note failur
 holds it back: the note is only sent once the record says "posted".
 
 `deliver` runs after every PagerDuty job of the group. A Lua step claims the note
-(owed → sending, with a lease like the post's). A claim that takes over a dead sender's, or
+(owed → sending, with a lease like the post's); a job that finds it sending under another
+live worker comes back later (RetryLater), so a sender that died on another replica is
+taken over once its lease runs out, not forgotten. A claim that takes over a dead sender's, or
 follows a failure after which PagerDuty may have stored the note (5xx, a timeout), first
 lists the incident's notes and looks for the ref: found, it is done and not sent again.
 So a kill -9 anywhere, a restart or a redelivered webhook never adds a second note.
@@ -74,7 +76,8 @@ local check = '0'
 if rec[2] == 'sending' then
   local me = string.match(ARGV[1], '^(.*):[^:]*$')
   local dead = rec[3] ~= ARGV[1] and me ~= nil and string.match(rec[3], '^(.*):[^:]*$') == me
-  if now - tonumber(rec[4]) <= tonumber(rec[5]) and not dead then return {'inflight'} end
+  local left = tonumber(rec[5]) - (now - tonumber(rec[4]))
+  if left >= 0 and not dead then return {'inflight', string.format('%.3f', left)} end
   check = '1'
 elseif rec[2] == 'unsure' then
   check = '1'
@@ -160,6 +163,10 @@ class IncidentNotes:
             log.warning("pagerduty.note_skipped", incident=group, error=type(exc).__name__,
                         fix="check Redis; the note is sent when the incident's next event runs")
             return
+        if _text(reply[0]) == "inflight":
+            # Another worker is sending it; if that one died, its lease runs out and this
+            # job, back then, takes the note over (with the lookup).
+            raise RetryLater("pagerduty note in flight", delay_s=min(30.0, float(reply[1]) + 1))
         if _text(reply[0]) != "claimed":
             return
         check, content, ref = _text(reply[1]) == "1", _text(reply[2]), _text(reply[3])
