@@ -23,9 +23,9 @@ So a kill -9 anywhere, a restart or a redelivered webhook never adds a second no
 
 Failures: 429 waits for PagerDuty's `Retry-After` / `ratelimit-reset`; 5xx and timeouts
 back off; each retries the job (RetryLater, the page already out) up to MAX_TRIES. 401 and
-403 mean the key: the note is dropped, /readyz reports it (`NotesHealth`) and it is logged
-once. 404: the incident is gone, dropped with a log line. Redis failing here is logged and
-the note skipped: the page is what matters.
+403 mean the key: the note is dropped, /readyz states it (`NotesHealth`, a warning that
+leaves the service ready) and it is logged once. 404: the incident is gone, dropped with a
+log line. Redis failing here is logged and the note skipped: the page is what matters.
 """
 
 from __future__ import annotations
@@ -105,8 +105,9 @@ def _text(value: Any) -> str:
 
 
 class NotesHealth:
-    """The /readyz entry: failing once PagerDuty refused the key (401/403), until a note
-    is added again."""
+    """The /readyz entry: a warning once PagerDuty refused the key (401/403), until a note
+    is added again. Still ready: the pages go out, and a replica taken out of its load
+    balancer over a bad PagerDuty key would stop them."""
 
     def __init__(self) -> None:
         self.refused = ""
@@ -114,7 +115,7 @@ class NotesHealth:
     def check(self) -> dict[str, Any]:
         if not self.refused:
             return {"ok": True}
-        return {"ok": False, "detail": self.refused}
+        return {"ok": True, "warning": self.refused}
 
 
 class IncidentNotes:
