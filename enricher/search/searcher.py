@@ -243,10 +243,13 @@ class Searcher:
 
     def _decided(self, query: Query, found: Sequence[Candidate]) -> list[Candidate]:
         """The scored candidates with their probabilities, once the reader (when there is
-        one) has read the alert with each of the first `reader_top_k` of them."""
+        one) has read the alert with each of the first `reader_top_k` of them. An alert
+        the corpus barely speaks of is not read: its probability is 0 whatever the reader
+        says (confidence.Model.known_floor), and an off-topic page need not wait for it."""
         values = [dict(c.features) for c in found]
         read = [i for i, c in enumerate(found) if c.features][: self.config.reader_top_k]
-        if self.reader is not None and read:
+        known = bool(read) and values[read[0]].get("known_share", 1.0) >= self.model.known_floor
+        if self.reader is not None and known:
             logits = self.reader.score([reader_texts(query, found[i].payload) for i in read])
             for i, extra in zip(read, evidence.reader_features(logits), strict=True):
                 values[i].update(extra)
@@ -418,16 +421,26 @@ def _has_service(candidate: Candidate, query: Query) -> bool:
 def build_searcher(settings: Settings, index: Index, embedder: Embedder) -> Searcher:
     """The searcher the service uses, configured from settings."""
     config = SearchConfig.from_settings(settings)
-    return Searcher(index, embedder, config, reader=load_reader(settings))
+    model = load_model()
+    return Searcher(index, embedder, config, model, load_reader(settings, model))
 
 
-def load_reader(settings: Settings) -> Reader | None:
+def load_reader(settings: Settings, model: Model) -> Reader | None:
     """The reader READER_ENABLED asks for: unset, the one in READER_DIR when its model is
-    there. Asked for or present, a model that does not load stops the start
+    there and the decision weighs what it says (a page should not wait for evidence
+    nobody reads). Asked for or present, a model that does not load stops the start
     (ConfigError, which names the folder and the fix)."""
     folder = settings.reader_dir or READER_DIR
     if settings.reader_enabled is False:
         return None
-    if settings.reader_enabled is None and not (folder / "model.onnx").is_file():
+    weighed = bool(set(model.features) & set(evidence.READER_FEATURES))
+    if settings.reader_enabled is None and not (weighed and (folder / "model.onnx").is_file()):
         return None
-    return Reader(folder)
+    reader = Reader(folder)
+    log.info(
+        "search.reader",
+        folder=str(folder),
+        max_length=reader.max_length,
+        data_hash=str(reader.provenance.get("data_hash", ""))[:12],
+    )
+    return reader

@@ -21,6 +21,7 @@ from enricher.alert import Alert
 from enricher.errors import ConfigError
 from enricher.index import schema
 from enricher.index.embedding import Embedder
+from enricher.search.confidence import Model
 from enricher.search.decide import SearchConfig
 from enricher.search.evidence import reader_features
 from enricher.search.query import build_query
@@ -253,17 +254,29 @@ class TestInSearch:
         assert not any(c.features for c in ranking.candidates)
 
 
+#: A decision that weighs the reader, and one that does not.
+WEIGHS = Model(("cosine", "reader"), (0.0, 0.0), (1.0, 1.0), (1.0, 1.0), 0.0, lead_floor=0.0)
+IGNORES = Model(("cosine",), (0.0,), (1.0,), (1.0,), 0.0, lead_floor=0.0)
+
+
 class TestLoadReader:
     @pytest.mark.parametrize(
-        ("enabled", "present", "loads"),
-        [(None, True, True), (None, False, False), (False, True, False), (True, True, True)],
+        ("enabled", "present", "decision", "loads"),
+        [
+            (None, True, WEIGHS, True),
+            (None, True, IGNORES, False),
+            (None, False, WEIGHS, False),
+            (False, True, WEIGHS, False),
+            (True, True, IGNORES, True),
+        ],
     )
     def test_by_settings(
-        self, tmp_path: Path, enabled: bool | None, present: bool, loads: bool
+        self, tmp_path: Path, enabled: bool | None, present: bool, decision: Model, loads: bool
     ) -> None:
-        """Unset, the reader is on when its model folder is there; false turns it off."""
+        """Unset, the reader is on when its model folder is there and the decision weighs
+        it; true turns it on, false off."""
         folder = _folder(tmp_path) if present else tmp_path / "absent"
-        reader = load_reader(Settings(reader_enabled=enabled, reader_dir=folder))
+        reader = load_reader(Settings(reader_enabled=enabled, reader_dir=folder), decision)
         assert (reader is not None) == loads
 
     @pytest.mark.parametrize("enabled", [None, True])
@@ -272,4 +285,4 @@ class TestLoadReader:
         folder = _folder(tmp_path)
         (folder / ("tokenizer.json" if enabled is None else "model.onnx")).unlink()
         with pytest.raises(ConfigError, match=str(folder)):
-            load_reader(Settings(reader_enabled=enabled, reader_dir=folder))
+            load_reader(Settings(reader_enabled=enabled, reader_dir=folder), WEIGHS)
