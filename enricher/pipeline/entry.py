@@ -53,6 +53,13 @@ class Job:
     def status(self) -> str:
         return self.alert.status
 
+    @property
+    def owes_page(self) -> bool:
+        """A firing job the group's page is owed to. An acknowledgement is not: it edits a
+        page a trigger owes, or posts one itself when none is owed (a trigger that never
+        reached us), so marking its group owed would leave it waiting for itself."""
+        return self.status == "firing" and self.alert.acknowledged is None
+
 
 def encode(job: Job, *, retry_of: str | None = None) -> Fields:
     fields: Fields = {

@@ -185,7 +185,7 @@ class Pool:
         if self.redis_ok or self.durable_intake:
             try:
                 seen = self.ledger.seen_key(job.dedup_key)
-                owed = self.ledger.owed_post(job.group_key) if job.status == "firing" else None
+                owed = self.ledger.owed_post(job.group_key) if job.owes_page else None
                 ttl_ms = self.ledger.dedup_ttl_ms_for(job.source)
                 entry = await self.queue.enqueue_once(job, seen, ttl_ms, owed_post=owed)
                 return "queued" if entry is not None else "duplicate"

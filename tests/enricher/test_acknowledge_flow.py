@@ -143,3 +143,16 @@ class TestAcknowledged:
         wait_for(lambda: len(running.ok("webhook.incoming")) == 3, what="the resolve")
         texts = [m["text"] for m in running.ok("webhook.incoming")]
         assert sum("Acknowledged" in t for t in texts) == 1
+
+    def test_an_incident_never_triggered_here_pages_with_the_line(
+        self, start: Callable[[FakeSlack, bool], Running], fake_slack: FakeSlack
+    ) -> None:
+        """An acknowledgement whose trigger never reached us (the subscription started
+        later, or the trigger was refused) is the page, with the line: it must not wait for
+        a firing page that nobody owes (the fuzz run left such jobs retrying forever)."""
+        running = start(fake_slack, False)
+        running.send(event("incident.acknowledged", "E1", agent="Jane Doe", minutes_ago=3))
+        wait_for(lambda: len(running.ok("chat.postMessage")) == 1, what="the page")
+        page = running.ok("chat.postMessage")[0]
+        assert "FIRING" in json.dumps(page["blocks"])
+        assert lines(page) == [f"👀 Acknowledged by Jane Doe at {at(3)}"]
