@@ -31,12 +31,14 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import unquote, urlsplit
+
+from tests.loopback import LoopbackServer, answer
 
 __all__ = ["FakePagerDuty", "NoteCall", "running_fake_pagerduty"]
 
@@ -85,32 +87,21 @@ class FakePagerDuty:
         self._latency = 0.0
         self._rates = (0.0, 0.0)
         self._rng = random.Random()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        self._server = LoopbackServer(("127.0.0.1", 0), _handler_for(self), "fake-pd")
 
     def start(self) -> FakePagerDuty:
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, args=(0.02,), name="fake-pd", daemon=True
-        )
-        self._thread.start()
+        self._server.start()
         return self
 
     def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
+        self._server.stop()
 
     @property
     def url(self) -> str:
-        if self._server is None:
+        port = self._server.port
+        if port is None:
             raise RuntimeError("FakePagerDuty is not running: call start()")
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        return f"http://127.0.0.1:{port}"
 
     # --- inspection and faults -----------------------------------------------------
 
@@ -255,15 +246,7 @@ def _handler_for(fake: FakePagerDuty) -> type[BaseHTTPRequestHandler]:
                 latency = fake._latency
             if latency:
                 time.sleep(latency)
-            data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            for name, value in extra:
-                self.send_header(name, value)
-            with suppress(BrokenPipeError, ConnectionResetError):
-                self.end_headers()
-                self.wfile.write(data)
+            answer(self, status, json.dumps(payload).encode(), "application/json", extra)
 
     return Handler
 

@@ -57,9 +57,11 @@ from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import asdict, dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
+
+from tests.loopback import LoopbackServer, answer
 
 __all__ = ["Call", "FakeSlack", "running_fake_slack", "signed_headers"]
 
@@ -176,31 +178,17 @@ class FakeSlack:
         self._rng = random.Random()
         self._latency = 0.0
         self._last_ts_us = 0
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        self._server = LoopbackServer(self._address, _handler_for(self), "fake-slack")
         self._connections = 0
 
     # --- lifecycle ---------------------------------------------------------------
 
     def start(self) -> FakeSlack:
-        server = ThreadingHTTPServer(self._address, _handler_for(self))
-        server.daemon_threads = True
-        self._server = server
-        # A short poll interval keeps stop() (and so each test's teardown) fast.
-        self._thread = threading.Thread(
-            target=server.serve_forever, args=(0.02,), name="fake-slack", daemon=True
-        )
-        self._thread.start()
+        self._server.start()
         return self
 
     def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
+        self._server.stop()
 
     def __enter__(self) -> FakeSlack:
         return self.start()
@@ -220,11 +208,12 @@ class FakeSlack:
 
     @property
     def port(self) -> int:
-        if self._server is None:
+        port = self._server.port
+        if port is None:
             raise RuntimeError(
                 "FakeSlack is not running: call start() or use it as a context manager"
             )
-        return int(self._server.server_address[1])
+        return port
 
     @property
     def origin(self) -> str:
@@ -686,15 +675,7 @@ def _handler_for(fake: FakeSlack) -> type[BaseHTTPRequestHandler]:
             else:
                 data = json.dumps(reply.payload).encode()
                 content_type = "application/json; charset=utf-8"
-            self.send_response(reply.status)
-            self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(data)))
-            for name, value in reply.headers:
-                self.send_header(name, value)
-            # A client that timed out (see set_latency) has gone: nothing to answer.
-            with suppress(BrokenPipeError, ConnectionResetError):
-                self.end_headers()
-                self.wfile.write(data)
+            answer(self, reply.status, data, content_type, reply.headers)
 
     return Handler
 
