@@ -9,15 +9,20 @@
    (a resolve only after its firing was accepted). Clients retry connection failures and 5xx,
    never a 202.
 3. It kills the enricher with SIGKILL mid-burst and restarts it with the same WORKER_ID.
+   Beside it go `--incidents` signed PagerDuty triggers, each delivered twice, with incident
+   notes on (`PAGERDUTY_NOTES=all`) through a fake PagerDuty API that fails like the fake
+   Slack (issue 35; scripts/chaos/incidents.py).
 4. It waits until the queue is empty and Slack has been quiet for a few seconds, then counts
-   per group what the fake Slack received. `--delivery webhook` posts through the fake's
-   incoming webhook instead of its Web API, `--delivery console` prints to stdout (no
-   faults then); messages are then told apart by their text, not by a marker.
+   per group what the fake Slack received, and per incident its notes and pages.
+   `--delivery webhook` posts through the fake's incoming webhook instead of its Web API,
+   `--delivery console` prints to stdout (no faults then); messages are then told apart by
+   their text, not by a marker.
 5. Memory: it sends rounds of hostile bodies and records the enricher's RSS after each round.
 
 A table goes to stdout and the last line is JSON. Exit 1 when an accepted firing page never
 appeared as a firing post (even if its resolve did), a group got more than one top-level post,
-an accepted resolve never showed, a job was dead-lettered, or a request was never accepted.
+an accepted resolve never showed, a job was dead-lettered, a request was never accepted, or an
+incident has no note, two notes, or (bot delivery) not exactly one page.
 `--keep` leaves the enricher log, the Slack calls and the Redis AOF for a post-mortem.
 
 `--redis-failover` runs the scenario of issue 22 instead (scripts/chaos/failover.py): a
@@ -43,6 +48,7 @@ from pathlib import Path
 from scripts.chaos.failover import FailoverArgs, run_failover
 from scripts.chaos.failover_report import failover_failed, print_failover_table
 from scripts.chaos.harness import DELIVERY_MODES
+from scripts.chaos.incidents import incidents_failed
 from scripts.chaos.report import failed, print_table
 from scripts.chaos.run import Args, run
 from scripts.local_sentinel import DOWN_AFTER_MS
@@ -66,6 +72,10 @@ def parse_args(argv: list[str] | None) -> Args | FailoverArgs:
     p.add_argument("--memory-rounds", type=int, default=6)
     p.add_argument("--memory-per-round", type=int, default=400)
     p.add_argument("--keep", action="store_true", help="keep the work folder (logs, AOF)")
+    p.add_argument("--incidents", type=int, default=60,
+                   help="PagerDuty incidents sent beside the burst (each delivered twice), "
+                        "with incident notes on through the fake PagerDuty API's 429s and "
+                        "500s; 0: none")
     p.add_argument("--delivery", choices=DELIVERY_MODES, default="bot",
                    help="bot token (Web API), incoming webhook, or console (stdout)")
     f = p.add_argument_group("--redis-failover (issue 22; --groups, --clients, --seed, rates, "
@@ -88,7 +98,7 @@ def parse_args(argv: list[str] | None) -> Args | FailoverArgs:
                             ns.keep)
     return Args(ns.alerts, ns.groups, ns.resolve_share, ns.clients, ns.kills, ns.rate_429,
                 ns.rate_500, seed, ns.claim_idle_s, ns.post_lease_s, ns.cap_s, ns.quiet_s,
-                ns.memory_rounds, ns.memory_per_round, ns.keep, ns.delivery)
+                ns.memory_rounds, ns.memory_per_round, ns.keep, ns.delivery, ns.incidents)
 
 
 @contextlib.contextmanager
@@ -113,7 +123,8 @@ def main(argv: list[str] | None = None) -> int:
         else:
             report = run(args, work)
             print_table(report)
-            report["ok"] = not failed(report)
+            report["ok"] = not failed(report) and not (
+                "pagerduty" in report and incidents_failed(report["pagerduty"]))
     print(json.dumps(report, sort_keys=True))
     return 0 if report["ok"] else 1
 

@@ -96,6 +96,15 @@ def slack_view(
     return views
 
 
+def incident_pages(slack_url: str, incidents: list[str], delivery: str) -> dict[str, int] | None:
+    """Top-level posts per PagerDuty incident, told apart by their markers (the incident id is
+    the group key); None for a delivery without markers."""
+    if delivery != "bot":
+        return None
+    views = slack_view(incidents, slack_calls(slack_url), slack_history(slack_url))
+    return {incident: view.firing_posts for incident, view in views.items()}
+
+
 def output_view(
     group_keys: list[str], messages: Sequence[Mapping[str, Any]]
 ) -> dict[str, GroupView]:

@@ -135,6 +135,18 @@ def print_table(report: Mapping[str, Any]) -> None:
         ("burst (s)", report["burst_s"]),
         ("drain after burst (s)", report["drain_s"]),
     ]
+    if "pagerduty" in report:
+        pd = report["pagerduty"]
+        rows += [
+            ("PagerDuty incidents sent / accepted", f"{pd['incidents']} / "
+                                                    f"{pd['incidents_accepted']}"),
+            ("notes added (one per incident)", pd["notes_added"]),
+            ("notes lost / doubled", f"{pd['notes_lost']} / {pd['notes_doubled']}"),
+            ("incident pages lost / doubled",
+             f"{pd.get('incident_pages_lost', '-')} / {pd.get('incident_pages_doubled', '-')}"),
+            ("PagerDuty note calls / 429 / 500", f"{pd['pagerduty_posts']} / "
+                                                 f"{pd['pagerduty_429']} / {pd['pagerduty_500']}"),
+        ]
     if "memory" in report:
         memory = report["memory"]
         rows.append(("hostile requests / statuses", f"{memory['requests']} / {memory['statuses']}"))

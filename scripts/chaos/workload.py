@@ -131,6 +131,12 @@ class Burst:
                     return None
             time.sleep(0.01)
 
+    @property
+    def finished(self) -> bool:
+        """Nothing left to send and nothing in flight."""
+        with self._lock:
+            return not self._pending and not self._in_flight
+
     def done(self, send: Send, status: int, outcome: str) -> None:
         with self._lock:
             self._in_flight -= 1
