@@ -71,11 +71,20 @@ class TestStamped:
 
 def test_make_demo_ends_with_its_count() -> None:
     """`make demo` sends every sample through the real service and ends with one line that
-    says whether each became a page (exit 0 only when all did)."""
+    says whether each became a page (exit 0 only when all did): the samples, then the
+    grouped alert firing again after its resolve. On the way it shows the signed Grafana body
+    accepted, the PagerDuty note from the fake PagerDuty API, and the "last time" line."""
     done = subprocess.run(
         [sys.executable, "-m", "scripts.demo"], cwd=REPO, env=base_env(),
         capture_output=True, text=True, timeout=600,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    sent = len(SAMPLE_FILES)
-    assert done.stdout.strip().splitlines()[-1] == f"demo: {sent} of {sent} pages posted"
+    out = done.stdout
+    sent = len(SAMPLE_FILES) + 1
+    assert out.strip().splitlines()[-1] == f"demo: {sent} of {sent} pages posted"
+    assert 'grafana-signed.json: POST /webhook/grafana -> 202 {"status":"queued"}' in out
+    note = out.split("PagerDuty note the service added to incident QVXVA826VVII0L")[1]
+    assert note.split("\n")[1].startswith("Runbook: API gateway p99 latency high")
+    assert "HighLatencyP99.md" in note.split("====")[0]
+    again = out.split("alertmanager-grouped.json firing again: POST")[1]
+    assert "Fired 2× in the last 7 days · last resolved after" in again
