@@ -8,8 +8,6 @@ note whatever its match: a count of 0 is a lost note and above 1 a doubled one."
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import random
 import threading
@@ -25,6 +23,7 @@ import httpx
 from scripts.chaos.harness import PD_SECRET, Enricher
 from scripts.chaos.workload import Burst, post_until_answered, runbook_alerts
 from tests.fakepagerduty import FakePagerDuty
+from tests.helpers import sign
 
 #: The fake PagerDuty user the notes are written as (`PAGERDUTY_FROM`).
 NOTES_FROM = "oncall-bot@example.com"
@@ -105,8 +104,7 @@ def incident_thread(enricher: Enricher, sends: IncidentSends, burst: Burst) -> N
     """Deliver incidents like PagerDuty: signed, retried on connection failures and 5xx."""
     with httpx.Client(timeout=10) as client:
         while (incident := sends.take(burst)) is not None:
-            digest = hmac.new(PD_SECRET.encode(), incident.body, hashlib.sha256).hexdigest()
-            headers = {"X-PagerDuty-Signature": f"v1={digest}",
+            headers = {"X-PagerDuty-Signature": sign(incident.body, PD_SECRET),
                        "Content-Type": "application/json"}
             status, _ = post_until_answered(client, f"{enricher.url}/webhook/pagerduty",
                                             incident.body, headers, burst)
