@@ -20,6 +20,12 @@ connection:
 Both are deadlines, not idle timers, so a client trickling a byte a second is cut off too.
 The time between requests on a kept-alive connection stays uvicorn's (KEEP_ALIVE_S).
 
+The 408 and the 431 close by lingering: the answer, then a FIN, then whatever the client
+still sends read and dropped until it closes or LINGER_S pass. Closed outright, a socket
+that receives one more byte (a trickler's next one, the rest of large headers) answers with
+a reset, and the reset makes the client's kernel drop the answer it had not read yet: the
+sender saw "connection reset" instead of the 408 (a CI run, 2026-12-05; RFC 9112 §9.6).
+
 The protocol is uvicorn's httptools one, on uvloop: against h11, `GET /healthz` went from
 1.4 to 1.0-1.1 ms p50 on the 2-core machine, and a webhook's ack with the workers held
 from 4.0 to 3.3 ms (docs/PERFORMANCE.md, issue 23).
@@ -53,6 +59,8 @@ Phase = Literal["headers", "body"]
 SPARE_FILES = 256
 #: Graceful shutdown waits this long for requests in flight.
 SHUTDOWN_GRACE_S = 15
+#: A refused connection is closed this long after its answer at the latest (module docstring).
+LINGER_S = 2.0
 
 
 @dataclass(frozen=True)
@@ -102,6 +110,7 @@ class DeadlineProtocol(HttpToolsProtocol):
         self._deadline: asyncio.TimerHandle | None = None
         self._phase: Phase | None = None
         self._header_bytes = 0
+        self._lingering = False
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -120,7 +129,10 @@ class DeadlineProtocol(HttpToolsProtocol):
         self._arm("headers")
 
     def data_received(self, data: bytes) -> None:
-        """uvicorn's, except that headers over the cap get a 431 where it would send a 400."""
+        """uvicorn's, except that headers over the cap get a 431 where it would send a 400, and
+        that what arrives after a refusal is dropped unread."""
+        if self._lingering:
+            return
         self._unset_keepalive_if_required()
         try:
             self.parser.feed_data(data)
@@ -178,11 +190,10 @@ class DeadlineProtocol(HttpToolsProtocol):
             limit=self.limits.max_header_read,
             client=self.client[0] if self.client else None,
         )
-        self.transport.write(_plain(
+        self._refuse(_plain(
             "431 Request Header Fields Too Large",
             f"request headers over {self.limits.max_header_read} bytes",
         ))
-        self.transport.close()
 
     def _arm(self, phase: Phase) -> None:
         self._disarm()
@@ -208,11 +219,24 @@ class DeadlineProtocol(HttpToolsProtocol):
             **where,
         )
         answered = phase == "body" and self.cycle is not None and self.cycle.response_started
-        if not answered:
-            self.transport.write(
-                _plain("408 Request Timeout", f"request {phase} not received within {limit:g} s")
-            )
-        self.transport.close()
+        if answered:
+            self.transport.close()
+            return
+        self._refuse(
+            _plain("408 Request Timeout", f"request {phase} not received within {limit:g} s")
+        )
+
+    def _refuse(self, answer: bytes) -> None:
+        """Sends `answer` and a FIN, then drops what the client still sends until it closes
+        or LINGER_S pass (module docstring). An app still waiting for the body sees the
+        client disconnect now, not at the close."""
+        self._lingering = True
+        if self.cycle is not None and not self.cycle.response_complete:
+            self.cycle.disconnected = True
+            self.cycle.message_event.set()
+        self.transport.write(answer)
+        self.transport.write_eof()
+        self.loop.call_later(LINGER_S, self.transport.close)
 
 
 def protocol_for(limits: Limits) -> type[DeadlineProtocol]:

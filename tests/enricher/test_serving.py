@@ -9,12 +9,14 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 from starlette.types import Message, Receive, Scope, Send
 
 from enricher import serving
 from enricher.settings import Settings
+from tests.conftest import wait_for
 
 #: Short deadlines so the tests are quick; the socket timeout only bounds a hang.
 DEADLINE_S = 0.5
@@ -77,10 +79,22 @@ def connect(port: int, data: bytes = b"") -> socket.socket:
 def answer_then_close(sock: socket.socket) -> bytes:
     """Everything the server sends until it closes the connection."""
     chunks = []
-    while chunk := sock.recv(65536):
-        chunks.append(chunk)
-    sock.close()
+    with sock:
+        while chunk := sock.recv(65536):
+            chunks.append(chunk)
     return b"".join(chunks)
+
+
+def open_connections(port: int) -> int:
+    """Server-side connections on `port` that a socket of this process still holds (from
+    /proc/net/tcp: a socket the server closed is orphaned, with inode 0, until TCP is done)."""
+    count = 0
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        local, state, inode = fields[1], fields[3], fields[9]
+        if local.endswith(f":{port:04X}") and state != "0A" and inode != "0":
+            count += 1
+    return count
 
 
 def response(sock: socket.socket) -> bytes:
@@ -115,10 +129,6 @@ class TestHeaderDeadline:
         """A connection that never sends a byte does not stay open either."""
         assert answer_then_close(connect(port)).startswith(b"HTTP/1.1 408 ")
 
-    # A byte sent in the instant between the server's 408-and-close and the 408's arrival
-    # reaches a closed socket; the kernel answers it with a reset, which drops the unread
-    # 408 on this side (seen once in CI, 2026-12-03). The client's race, not the server's.
-    @pytest.mark.flaky(reruns=1)
     def test_a_trickle_is_a_deadline_not_an_idle_timer(self, port: int) -> None:
         """A byte at a time, each well inside the deadline, is still cut off at it."""
         sock = connect(port)
@@ -130,6 +140,25 @@ class TestHeaderDeadline:
             sent += sock.send(bytes([byte]))
         assert sent < len(line)
         assert answer_then_close(sock).startswith(b"HTTP/1.1 408 ")
+
+    def test_bytes_sent_after_the_408_do_not_cost_the_client_its_answer(self, port: int) -> None:
+        """A client still sending when the 408 goes out reads it whole, then the close: the
+        server drops those bytes instead of answering them with a reset."""
+        sock = connect(port, b"POST /x HTTP/1.1\r\nHost: t\r\n")
+        assert select.select([sock], [], [], HANG_S)[0], "no answer within the hang bound"
+        for _ in range(20):
+            sock.sendall(b"X-Late: " + b"v" * 1000 + b"\r\n")
+        assert answer_then_close(sock).startswith(b"HTTP/1.1 408 ")
+
+    def test_a_client_that_never_closes_is_closed_after_the_linger(self) -> None:
+        """After the 408 the server waits for the client's close only LINGER_S."""
+        with served() as port:
+            sock = connect(port, b"POST /x HTTP/1.1\r\nHost: t\r\n")
+            assert select.select([sock], [], [], HANG_S)[0], "no answer within the hang bound"
+            assert sock.recv(65536).startswith(b"HTTP/1.1 408 ")
+            wait_for(lambda: not open_connections(port), timeout_s=HANG_S,
+                     what="the server to close the lingering connection")
+            sock.close()
 
     def test_kept_alive_connection_outlives_the_deadline(self, port: int) -> None:
         """Time between requests is keep-alive's, not the header deadline's."""
