@@ -281,6 +281,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "sha256": hashlib.sha256("".join(e["sha256"] for e in entries).encode()).hexdigest(),
         }
         args.manifest.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+        # quality.transfer takes the collection's corpora only once every one is built.
+        (args.out / "READY").write_text(manifest["sha256"] + "\n")
     return 0
 
 

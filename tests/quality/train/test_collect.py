@@ -147,6 +147,24 @@ class TestCollect:
         )
         assert (out / "toy/cases.jsonl").read_text().count("\n") > 4
         assert (out / "toy/corpus/toy/ToyDatabaseDown.md").exists()
+        assert not (out / "READY").exists(), "--only builds part of the collection"
+
+    def test_a_whole_collection_is_marked_ready_with_its_manifest(
+        self, mirrors: tuple[Path, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Without --only the manifest is written and READY holds its hash: quality.transfer
+        reads the collection only then."""
+        root, commit = mirrors
+        released = tmp_path / "released"
+        released.mkdir()
+        monkeypatch.setattr("quality.train.collect.SOURCES", (_source(commit),))
+        out, manifest = tmp_path / "out", tmp_path / "manifest.json"
+        argv = ["--mirrors", str(root), "--released", str(released), "--out", str(out),
+                "--manifest", str(manifest)]
+        assert main(argv) == 0
+        written = json.loads(manifest.read_text())
+        assert [c["name"] for c in written["corpora"]] == ["toy"]
+        assert (out / "READY").read_text() == written["sha256"] + "\n"
 
 
 class TestSources:
