@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -149,14 +150,22 @@ def _read(candidates: Sequence[Candidate], query: Query) -> Read:
 
 
 def fit(
-    examples: Sequence[Example], provenance: dict[str, object], drop: Sequence[str] = ()
+    examples: Sequence[Example],
+    provenance: dict[str, object],
+    drop: Sequence[str] = (),
+    balanced: bool = False,
 ) -> Model:
     """Logistic regression with an L2 penalty and non-negative weights, on standardized
-    features."""
+    features. `balanced` gives each corpus the same total weight, so that a corpus with
+    ten times the cases does not set the weights for all (quality.transfer --balanced)."""
     keep = [i for i, name in enumerate(FEATURES) if name not in drop]
     names = tuple(FEATURES[i] for i in keep)
     x = np.array([[e.features[i] for i in keep] for e in examples], dtype=np.float64)
     y = np.array([e.right for e in examples], dtype=np.float64)
+    share = np.ones(len(examples))
+    if balanced:
+        sizes = Counter(e.corpus for e in examples)
+        share = np.array([len(examples) / (len(sizes) * sizes[e.corpus]) for e in examples])
     mean = x.mean(axis=0)
     scale = x.std(axis=0)
     scale[scale == 0] = 1.0
@@ -165,12 +174,12 @@ def fit(
     b = 0.0
     for _ in range(ITERATIONS):
         p = 1.0 / (1.0 + np.exp(-(z @ w + b)))
-        w -= LEARNING_RATE * (z.T @ (p - y) + L2 * w) / len(y)
+        w -= LEARNING_RATE * (z.T @ (share * (p - y)) + L2 * w) / len(y)
         # Every feature is oriented so that more of it is more evidence for the runbook;
         # a weight below zero would be the fit set's quirk, not a property of evidence,
         # and would not transfer to a corpus where that feature behaves otherwise.
         w = np.maximum(w, 0.0)
-        b -= LEARNING_RATE * float((p - y).mean())
+        b -= LEARNING_RATE * float((share * (p - y)).mean())
     model = Model(
         names,
         tuple(float(v) for v in mean),

@@ -57,6 +57,17 @@ class TestFit:
         assert all(w >= 0 for w in model.weights)
         assert dict(zip(model.features, model.weights, strict=True))["name_coverage"] == 0
 
+    def test_balanced_gives_each_corpus_the_same_say(self) -> None:
+        """90 right examples of one corpus and 10 wrong of another, alike in every feature:
+        pooled, the fit says 0.9; balanced, each corpus weighs half and it says 0.5."""
+        big = [Example("big", (0.0,) * len(FEATURES), True)] * 90
+        small = [Example("small", (0.0,) * len(FEATURES), False)] * 10
+        at = dict.fromkeys(FEATURES, 0.0)
+        assert fit([*big, *small], {}).probability(at) == pytest.approx(0.9, abs=0.01)
+        assert fit([*big, *small], {}, balanced=True).probability(at) == pytest.approx(
+            0.5, abs=0.01
+        )
+
     def test_dropped_features_are_left_out(self) -> None:
         model = fit(self.EXAMPLES, {}, drop=["cosine"])
         assert "cosine" not in model.features and len(model.features) == len(FEATURES) - 1
