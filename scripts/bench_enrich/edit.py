@@ -11,17 +11,18 @@ from typing import Any
 
 from enricher.index import schema
 from enricher.index.engine import Equals, Filter, Index
-from scripts.corpus_gen import Runbook, write_corpus
+from scripts.bench_enrich.corpus import write_pinned
+from scripts.corpus_gen import Runbook
 
 #: The bench index is built from a folder of this name (corpus.ensure_index), and the
 #: folder's name is the documents' source: the same name makes the same doc ids.
 ROOT_NAME = "runbooks"
 
 
-def sync_root(work: Path, books: list[Runbook], seed: int) -> Path:
+def sync_root(work: Path, books: list[Runbook]) -> Path:
     """The indexed corpus, written again where the service can sync it (all unchanged)."""
     root = work / f"sync-{len(books)}" / ROOT_NAME
-    write_corpus(root, len(books), seed=seed)
+    write_pinned(root, len(books))
     return root
 
 

@@ -22,7 +22,7 @@ from enricher.search.reader import Reader
 from enricher.service import Services
 from enricher.settings import Settings
 from enricher.slack.render import render_message
-from scripts.bench_enrich.corpus import SEED, alert_bodies, corpus_for, ensure_index
+from scripts.bench_enrich.corpus import BASE_URL, SEED, alert_bodies, corpus_for, ensure_index
 from scripts.bench_enrich.edit import EditProbe, sync_root
 from scripts.bench_enrich.serving import serving
 from scripts.bench_enrich.summary import summarize
@@ -41,7 +41,6 @@ from scripts.local_redis import RedisServer
 
 TOKEN = "xoxb-bench"
 CHANNEL = "C0BENCH"
-BASE_URL = "https://git.example.com/ops/runbooks/blob/main"
 WARMUP = 5
 
 
@@ -76,7 +75,7 @@ def bench_size(
     fake.reset()
     fake.received.clear()
     syncing = setup.sync_interval_s > 0 and setup.engine == "edge"
-    root = sync_root(work, books, SEED) if syncing else None
+    root = sync_root(work, books) if syncing else None
     settings = Settings(
         models_dir=MODELS_DIR, qdrant_path=qdrant_path, qdrant_collection="bench",
         redis_url=redis_server.url, slack_bot_token=SecretStr(TOKEN), slack_channel=CHANNEL,
