@@ -52,7 +52,7 @@ async def measure(url: str, entries: int, rounds: int) -> dict[str, list[float]]
         for n in range(rounds):
             at = NOW + n
             started = time.perf_counter()
-            await history.read(ALERT, at, doc_id=None, tallies={})
+            await history.read(ALERT, at)
             reads.append(time.perf_counter() - started)
             started = time.perf_counter()
             await history.fired(ALERT, at, f"g-bench-{n}", PostRef("C1", f"{at:.6f}"))

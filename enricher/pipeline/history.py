@@ -9,8 +9,10 @@ votes come from the feedback store.
 
 Both expire TTL_S after their last write, so memory is bounded per key (CAP) and in time.
 Reading is one round trip (two ZCOUNTs, O(log n), and an HMGET): measured by
-scripts/bench_history.py at 10k entries. Times are the jobs' own (`received_at`), never the
-clock of the reader, so a re-run of a job reads what the first run read.
+scripts/bench_history.py at 10k entries. It needs nothing the search finds, so the
+processor reads while the search runs, and the votes come later from the tallies the search
+read anyway (`Seen.history`). Times are the jobs' own (`received_at`), never the clock of
+the reader, so a re-run of a job reads what the first run read.
 
 Redis failing here is logged and the line left out: it never holds a page back.
 """
@@ -18,6 +20,7 @@ Redis failing here is logged and the line left out: it never holds a page back.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from typing import Any
 
 import redis.asyncio as aioredis
@@ -45,6 +48,29 @@ def permalink(ref: PostRef, workspace_url: str = SLACK_URL) -> str:
     return f"{workspace_url.rstrip('/')}/archives/{ref.channel}/p{ref.ts.replace('.', '')}"
 
 
+@dataclass(frozen=True)
+class Seen:
+    """What Redis holds for an alert as of one page, before the page's runbook is known."""
+
+    fired_week: int
+    fired_hour: int
+    resolved_after_s: float | None
+    previous_url: str
+
+    def history(self, doc_id: str | None, tallies: Tallies) -> History:
+        """The page's history, with on-call's votes for its runbook `doc_id`."""
+        tally = tallies.get(doc_id) if doc_id else None
+        return History(
+            fired_week=self.fired_week,
+            fired_hour=self.fired_hour,
+            resolved_after_s=self.resolved_after_s,
+            right=tally.right if tally else 0,
+            wrong=tally.wrong if tally else 0,
+            voted=tally is not None,
+            previous_url=self.previous_url,
+        )
+
+
 def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
@@ -60,9 +86,7 @@ class PageHistory:
         who = f"{alert.alert_name}\0{alert.service or ''}"
         return self.prefix + hashlib.sha256(who.encode()).hexdigest()
 
-    async def read(
-        self, alert: Alert, at: float, *, doc_id: str | None, tallies: Tallies
-    ) -> History | None:
+    async def read(self, alert: Alert, at: float) -> Seen | None:
         """The alert's history as of `at` (this page's own time), this page counted in."""
         key = self.key(alert)
         if key is None:
@@ -76,14 +100,10 @@ class PageHistory:
         except RedisError as exc:
             log.warning("history.unreadable", alert=alert.alert_name, error=type(exc).__name__)
             return None
-        tally = tallies.get(doc_id) if doc_id else None
-        return History(
+        return Seen(
             fired_week=int(week) + 1,
             fired_hour=int(hour) + 1,
             resolved_after_s=float(_text(resolved)) if resolved else None,
-            right=tally.right if tally else 0,
-            wrong=tally.wrong if tally else 0,
-            voted=tally is not None,
             previous_url=_text(url) if url else "",
         )
 

@@ -12,16 +12,16 @@ from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 import structlog
-from redis.exceptions import RedisError
 
 from enricher.alert import Alert
 from enricher.errors import DeliveryFailed
 from enricher.feedback.store import FeedbackStore
 from enricher.metrics import Metrics
-from enricher.pipeline.history import PageHistory
+from enricher.pipeline.history import PageHistory, Seen
 from enricher.pipeline.ledger import Ledger
 from enricher.pipeline.queue import Job
 from enricher.result import SearchResult
+from enricher.search.feedback import Tallies
 from enricher.slack.delivery import OnSent, PostRef
 from enricher.slack.history import history_line, with_history
 from enricher.slack.posting import Poster, marker
@@ -78,20 +78,24 @@ class Outputs:
             await self.history.fired(alert, job.received_at, alert.group_key, sent)
         return sent
 
-    async def _with_history(
-        self, job: Job, result: SearchResult, message: SlackMessage
-    ) -> SlackMessage:
-        """A new firing page with its "Last time" line (enricher.slack.history)."""
+    async def _seen(self, job: Job) -> Seen | None:
+        """What a new firing page's "Last time" line says before its runbook is known;
+        None: no line (history off, not firing, no alert name, Redis unreadable)."""
         alert = job.alert
         if self.history is None or alert.status != "firing" or not alert.alert_name:
+            return None
+        return await self.history.read(alert, job.received_at)
+
+    @staticmethod
+    def _with_history(
+        message: SlackMessage, result: SearchResult, seen: Seen | None, tallies: Tallies
+    ) -> SlackMessage:
+        """A new firing page with its "Last time" line (enricher.slack.history), the votes
+        for its runbook from the tallies its search read."""
+        if seen is None:
             return message
         doc = result.matches[0].doc_id if result.matches else None
-        try:
-            tallies = await self.feedback.tallies(alert.alert_name) if doc else {}
-        except RedisError:
-            tallies = {}
-        history = await self.history.read(alert, job.received_at, doc_id=doc, tallies=tallies)
-        return with_history(message, history_line(history) if history else None)
+        return with_history(message, history_line(seen.history(doc, tallies)))
 
     async def _history_resolved(self, job: Job) -> None:
         """How long the firing lasted, for the next page's line (when the sender says)."""

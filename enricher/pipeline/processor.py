@@ -165,10 +165,12 @@ class Processor(Outputs):
             render_message, alert, result, runbook_base_url=self.runbook_base_url
         )
 
-    async def enrich(self, alert: Alert) -> SearchResult:
-        """Search off the event loop: embedded Qdrant and the models are synchronous."""
+    async def enrich(self, alert: Alert, tallies: Tallies | None = None) -> SearchResult:
+        """Search off the event loop: embedded Qdrant and the models are synchronous.
+        `tallies`: on-call's votes for the alert, when the caller has read them already."""
         started = time.perf_counter()
-        tallies = await self._tallies(alert)
+        if tallies is None:
+            tallies = await self._tallies(alert)
         if self.first_index is not None and self.first_index.pending:
             result = SearchResult(status="unavailable", tier=None, reason=STILL_INDEXING)
         else:
@@ -290,11 +292,13 @@ class Processor(Outputs):
         return await self._post_new(job, ledger)
 
     async def _post_new(self, job: Job, ledger: Ledger) -> Outcome:
-        result = await self.enrich(job.alert)
+        # The "Last time" counts are read while the search runs: they do not depend on it.
+        tallies = await self._tallies(job.alert)
+        result, seen = await asyncio.gather(self.enrich(job.alert, tallies), self._seen(job))
         message = await self._render(job.alert, result)
         if job.alert.acknowledged is not None:  # its trigger was never posted here
             message = render_acknowledged_update(job.alert, message)
-        message = await self._with_history(job, result, message)
+        message = self._with_history(message, result, seen, tallies)
         if self.notes is not None:
             await self.notes.owe(job, result, self.owner)
         sent = await self._post_claimed(job, ledger, message)

@@ -39,18 +39,23 @@ class TestPageHistory:
         for n, at in enumerate([AT - WEEK_S - 1, AT - 2 * HOUR_S, AT - 60, AT - 30]):
             await history.fired(ALERT, at, f"g{n}", PostRef("C1", f"{at:.6f}"))
         await history.resolved(ALERT, 720.0)
-        seen = await history.read(ALERT, AT, doc_id="d", tallies={"d": Tally(3, 1)})
+        seen = await history.read(ALERT, AT)
         assert seen is not None
         assert (seen.fired_week, seen.fired_hour) == (4, 3), "this page counted in"
         assert seen.resolved_after_s == 720.0
-        assert (seen.right, seen.wrong, seen.voted) == (3, 1, True)
         assert seen.previous_url == permalink(PostRef("C1", f"{AT - 30:.6f}"))
+        page = seen.history("d", {"d": Tally(3, 1), "other": Tally(9, 9)})
+        assert (page.right, page.wrong, page.voted) == (3, 1, True)
+        assert (page.fired_week, page.previous_url) == (4, seen.previous_url)
+        unvoted = seen.history("e", {"d": Tally(3, 1)})
+        assert (unvoted.right, unvoted.wrong, unvoted.voted) == (0, 0, False)
+        assert seen.history(None, {"d": Tally(3, 1)}).voted is False
 
     async def test_a_rerun_of_the_same_page_counts_once(self, client: aioredis.Redis) -> None:
         history = PageHistory(client)
         for _ in range(2):
             await history.fired(ALERT, AT, "g1", PostRef("C1", "1.000001"))
-        seen = await history.read(ALERT, AT + 1, doc_id=None, tallies={})
+        seen = await history.read(ALERT, AT + 1)
         assert seen is not None and seen.fired_week == 2
 
     async def test_bounded_per_key_and_in_time(self, client: aioredis.Redis) -> None:
@@ -68,7 +73,7 @@ class TestPageHistory:
                          severity=None, summary="", description="")
         history = PageHistory(client)
         await history.fired(nameless, AT, "g", PostRef("C1", "1.0"))
-        assert await history.read(nameless, AT, doc_id=None, tallies={}) is None
+        assert await history.read(nameless, AT) is None
         assert await client.dbsize() == 0
 
 
