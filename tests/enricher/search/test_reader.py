@@ -151,12 +151,18 @@ def _graph(inputs: tuple[str, ...] = INPUTS) -> onnx.ModelProto:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
-def _folder(root: Path, max_length: int = 64, model: onnx.ModelProto | None = None) -> Path:
+def _folder(
+    root: Path,
+    max_length: int = 64,
+    model: onnx.ModelProto | None = None,
+    alert_chars: int | None = None,
+) -> Path:
     folder = root / "reader"
-    folder.mkdir()
+    folder.mkdir(parents=True)
     onnx.save(model or _graph(), str(folder / "model.onnx"))
     shutil.copy(TOKENIZER, folder / "tokenizer.json")
-    (folder / "config.json").write_text(json.dumps({"max_length": max_length}))
+    config = {"max_length": max_length, "alert_chars": alert_chars}
+    (folder / "config.json").write_text(json.dumps(config))
     (folder / "reader.json").write_text(json.dumps({"data_manifest": "test"}))
     return folder
 
@@ -179,6 +185,15 @@ class TestReader:
         reader = Reader(_folder(tmp_path, max_length=16))
         (logit,) = reader.score([("alert " * 50, "runbook " * 50)])
         assert 0 < logit < 16
+
+    def test_alert_chars_gives_the_rest_to_the_passage(self, tmp_path: Path) -> None:
+        """With `alert_chars`, the alert is cut before tokenizing and the passage keeps
+        the tokens the alert no longer takes (the graph counts the passage's tokens)."""
+        pair = ("alert " * 50, "runbook " * 50)
+        (whole,) = Reader(_folder(tmp_path / "a", max_length=32)).score([pair])
+        (cut,) = Reader(_folder(tmp_path / "b", max_length=32, alert_chars=12)).score([pair])
+        assert whole == 16.0  # longest first: 14 alert and 15 passage tokens, and [SEP]
+        assert cut == 28.0  # "alert alert " is two tokens: 32 - [CLS] - 2 - [SEP]
 
     def test_no_pairs(self, tmp_path: Path) -> None:
         assert Reader(_folder(tmp_path)).score([]) == []

@@ -133,6 +133,20 @@ class TestBatches:
         got = pairs([item((1, 0)), item((0,))])
         assert [(p.label, p.group) for p in got] == [(1, 0), (0, 0), (0, 1)]
 
+    def test_negatives_keep_the_hardest_and_every_positive(self) -> None:
+        """The first negatives in fused order are kept, wherever the positive sits."""
+        listing = Listing(
+            "toy", "c", "paraphrase", False, "a", ("n1", "n2", "p", "n3"), ("k",) * 4, (0, 0, 1, 0)
+        )
+        got = pairs([listing], negatives=1)
+        assert [(p.passage, p.label) for p in got] == [("n1", 0), ("p", 1)]
+        assert len(pairs([listing], negatives=0)) == 4
+
+    def test_alert_chars_cuts_the_alert_side_only(self) -> None:
+        listing = Listing("toy", "c", "paraphrase", False, "abcdef", ("passage",), ("k",), (1,))
+        (got,) = pairs([listing], alert_chars=3)
+        assert (got.alert, got.passage) == ("abc", "passage")
+
 
 class TestMeasure:
     @pytest.mark.parametrize(
