@@ -213,3 +213,15 @@ def attach_replica(tmp_path: Path, primary: RedisServer) -> RedisServer:
 
     wait_for(acknowledging, what="the replica to acknowledge the primary's writes")
     return replica
+
+
+def tcp_sockets(port: int) -> list[tuple[str, str]]:
+    """(state, inode) of every IPv4 TCP socket bound locally to `port`, from /proc/net/tcp:
+    state in the kernel's hex (`01` established, `0A` listening), inode `0` for a socket no
+    process holds any more (closed, waiting for TCP to finish)."""
+    out = []
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        if fields[1].endswith(f":{port:04X}"):
+            out.append((fields[3], fields[9]))
+    return out

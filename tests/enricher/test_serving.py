@@ -9,7 +9,6 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
 import pytest
 from starlette.types import Message, Receive, Scope, Send
@@ -17,6 +16,7 @@ from starlette.types import Message, Receive, Scope, Send
 from enricher import serving
 from enricher.settings import Settings
 from tests.conftest import wait_for
+from tests.helpers import tcp_sockets
 
 #: Short deadlines so the tests are quick; the socket timeout only bounds a hang.
 DEADLINE_S = 0.5
@@ -88,13 +88,21 @@ def answer_then_close(sock: socket.socket) -> bytes:
 def open_connections(port: int) -> int:
     """Server-side connections on `port` that a socket of this process still holds (from
     /proc/net/tcp: a socket the server closed is orphaned, with inode 0, until TCP is done)."""
-    count = 0
-    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
-        fields = line.split()
-        local, state, inode = fields[1], fields[3], fields[9]
-        if local.endswith(f":{port:04X}") and state != "0A" and inode != "0":
-            count += 1
-    return count
+    return sum(state != "0A" and inode != "0" for state, inode in tcp_sockets(port))
+
+
+def test_open_connections_counts_what_a_process_holds() -> None:
+    """The count the linger test waits on: a listener is not a connection, an accepted one
+    is, and a closed one is not (it may linger in TIME_WAIT with inode 0)."""
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        port = listener.getsockname()[1]
+        assert open_connections(port) == 0
+        client = socket.create_connection(("127.0.0.1", port))
+        accepted, _ = listener.accept()
+        assert open_connections(port) == 1
+        accepted.close()
+        client.close()
+        assert open_connections(port) == 0
 
 
 def response(sock: socket.socket) -> bytes:

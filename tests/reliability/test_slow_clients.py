@@ -20,6 +20,7 @@ from scripts.index_copy import copy_index
 from scripts.local_redis import RedisServer
 from tests.conftest import wait_for
 from tests.fakeslack import FakeSlack, running_fake_slack
+from tests.helpers import tcp_sockets
 
 SLOW_CLIENTS = 150
 #: Long enough to open the slow clients and send one page while none has timed out.
@@ -127,7 +128,6 @@ class TestSlowClients:
 
 def client_sockets(enricher: Enricher) -> int:
     """Established TCP connections of the enricher on its own port (from /proc)."""
-    port_hex = f"{enricher.port:04X}"
     inodes = set()
     for fd in Path(f"/proc/{enricher.pid}/fd").iterdir():
         try:
@@ -136,10 +136,4 @@ def client_sockets(enricher: Enricher) -> int:
             continue
         if target.startswith("socket:["):
             inodes.add(target[len("socket:["):-1])
-    count = 0
-    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
-        fields = line.split()
-        local, state, inode = fields[1], fields[3], fields[9]
-        if local.endswith(f":{port_hex}") and state == "01" and inode in inodes:
-            count += 1
-    return count
+    return sum(state == "01" and inode in inodes for state, inode in tcp_sockets(enricher.port))
