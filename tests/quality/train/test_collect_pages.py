@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from quality.train.pages import drop_section, named_page, section_anchors, strip_details
-from quality.train.rename import project_prefixes, renamed, reworded_summary
+from quality.train.rename import (
+    BLANK_NAMES,
+    name_words,
+    project_prefixes,
+    renamed,
+    reworded_summary,
+)
 from quality.train.rules import parse_rules
 
 PAGE = """# Ops
@@ -75,6 +81,36 @@ class TestRename:
         made = renamed(name, prefixes, "corpus")
         assert "toy" not in made.lower()
         assert made == renamed(name, prefixes, "corpus")
+
+    def test_renamed_keeps_at_most_one_word_without_a_synonym(self) -> None:
+        names = [
+            f"Toy{a}{b}{c}"
+            for a in ("Quorum", "Shard", "Widget")
+            for b in ("Gossip", "Vault")
+            for c in ("Stale", "Drift", "Skew")
+        ]
+        prefixes = project_prefixes(names)
+        for name in names:
+            original = {w.lower() for w in name_words(name)} - {"toy"}
+            kept = [
+                w for w in name_words(renamed(name, prefixes, "corpus")) if w.lower() in original
+            ]
+            assert len(kept) <= 1, name
+
+    def test_a_name_with_no_word_left_says_nothing(self) -> None:
+        blank = [
+            made
+            for made in (renamed("ZorkQuux", frozenset(), salt) for salt in "abcdefghijkl")
+            if not any(w.lower() in {"zork", "quux"} for w in name_words(made))
+        ]
+        assert blank
+        assert all(any(made.endswith(word) for word in BLANK_NAMES) for made in blank)
+
+    def test_words_with_a_synonym_are_swapped(self) -> None:
+        made = renamed("ToyPodHighLatency", frozenset({"toy"}), "corpus")
+        assert {"Workload", "Elevated"} <= set(name_words(made))
+        assert "ResponseTime" in made
+        assert not {"Pod", "High", "Latency"} & set(name_words(made))
 
     def test_summary_is_cut_at_its_bracket(self) -> None:
         assert reworded_summary("Disk almost full (instance 10.0.0.1)") == "Volume almost full"
