@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -40,6 +41,9 @@ ALIGN_MARGIN = 0.2
 #: An alignment this high is the alert's own name, shortened or suffixed (MCC for Machine
 #: Config Controller, `…Alert` added).
 SAME_NAME_ALIGNMENT = 0.95
+#: The most words an alert name written in words has (NetApp's EMS names reach ten).
+MAX_NAME_WORDS = 10
+_PROSE = re.compile(r"[:;,.!?](?:\s|$)| - ")
 #: Idf weight exponent of `content_coverage`: rare words (what this alert is about) count
 #: far more than words every runbook of the family shares.
 COVERAGE_POWER = 2.0
@@ -239,20 +243,27 @@ def _aligned(alert: Sequence[str], name: tuple[str, ...]) -> tuple[int, int]:
     return below[0]
 
 
-def name_alignment(alert_name: str, names: Iterable[str]) -> float:
+def name_alignment(
+    alert_name: str, names: Iterable[str], names_in_words: Iterable[str] = ()
+) -> float:
     """How well the alert's name and the runbook's best name line up word for word, in
     0..1 (the harmonic mean of the two sides' matched shares): 1 for the same words in the
     same order, high for `SouthboundStale` / `SouthboundStaleAlert` or an acronym of the
     runbook's name, low for a sibling that shares the family's first words only.
 
-    A title with spaces (a PagerDuty incident titled by its summary, a Grafana rule named
-    in words) is prose, not a name in the corpus's naming style: 0, so `unlike` reads it
-    as a team's own name. Lined up word for word, a summary shares a few words with its
-    own runbook's name and none with the others, which read as a sibling's name and
-    counted against the right runbook."""
+    A title with spaces is lined up only when it reads as a name, not a sentence
+    (`_is_worded_name`), and only with the alert names a runbook lists in words
+    (`names_in_words`: NetApp's `NVMe Namespace Offline`, a Grafana rule's title). A
+    PagerDuty incident titled by its summary is prose: lined up with a runbook's name, it
+    shares a few words with its own runbook's and none with the others, which read as a
+    sibling's name and counted against the right runbook. A corpus that names its alerts
+    in words, though, has siblings in words (`…Offline` beside `…Online`), and an alert
+    named that way is read like any other name."""
     best = 0.0
     if len(alert_name.split()) > 1:
-        return best
+        if not _is_worded_name(alert_name):
+            return best
+        names = [n for n in names_in_words if len(n.split()) > 1]
     alert = name_words(alert_name)
     if not alert:
         return best
@@ -265,6 +276,12 @@ def name_alignment(alert_name: str, names: Iterable[str]) -> float:
             a, b = hit_alert / len(alert), hit_name / len(words)
             best = max(best, 2 * a * b / (a + b))
     return best
+
+
+def _is_worded_name(title: str) -> bool:
+    """A name written in words (`Disk Shelf Power Supply Removed`): a few words, no
+    sentence punctuation. An incident titled `<alert>: <summary>` or by a sentence is not."""
+    return len(title.split()) <= MAX_NAME_WORDS and not _PROSE.search(title)
 
 
 def unlike(alignment: float) -> float:

@@ -191,7 +191,9 @@ class Searcher:
             lexical={doc: s for doc, (s, _) in lexical.items()} if mode != "dense" else {},
             names=names,
             aligned={
-                doc: evidence.name_alignment(alert.alert_name, _names(payload))
+                doc: evidence.name_alignment(
+                    alert.alert_name, _names(payload), payload.get(schema.F_ALERT_NAMES, [])
+                )
                 for doc, payload in found.items()
             },
         )

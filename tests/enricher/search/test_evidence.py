@@ -14,8 +14,23 @@ from enricher.search.evidence import Readings
 
 #: Words that exercise every way to line up: the same word, a plural, initials of 2-5
 #: words, two words run together, and a word that is the first of its own initials.
-WORDS = ["m", "c", "mc", "mcc", "machine", "config", "cpu", "mds", "mdscpu", "replica",
-         "replicas", "on", "non", "o", "n"]
+WORDS = [
+    "m",
+    "c",
+    "mc",
+    "mcc",
+    "machine",
+    "config",
+    "cpu",
+    "mds",
+    "mdscpu",
+    "replica",
+    "replicas",
+    "on",
+    "non",
+    "o",
+    "n",
+]
 
 
 #: Three runbooks: a, b share the family words 1 and 2; c is about something else.
@@ -143,6 +158,31 @@ class TestNameAlignment:
         assert alignment == 0.0
         assert evidence.unlike(alignment) == 1.0
 
+    def test_a_name_in_words_lines_up_with_alert_names_in_words(self) -> None:
+        """NetApp names its alerts in words: `Main Unit Fan Failed` beside the listed
+        `Main Unit Fan in Warning State` is a sibling's name (3 of 4 words and 3 of 6)."""
+        alignment = evidence.name_alignment(
+            "Main Unit Fan Failed", ["main unit fan warning"], ["Main Unit Fan in Warning State"]
+        )
+        assert alignment == pytest.approx(0.6)
+        assert evidence.unlike(alignment) == pytest.approx(0.4)
+
+    @pytest.mark.parametrize(
+        ("title", "listed"),
+        [
+            # a title, not a listed alert name: a runbook's title in words is prose too
+            ("Postgres replication lag", []),
+            # an incident titled `<alert>: <summary>` is a sentence
+            ("Disk Shelf Power Supply Removed: a power supply was removed", ["Disk Shelf Power"]),
+            ("Disk Shelf Power Supply Removed - shelf 3", ["Disk Shelf Power Supply"]),
+            # words against a CamelCase name: two naming styles, never lined up
+            ("Postgres replication lag", ["PostgresReplicationLag"]),
+        ],
+    )
+    def test_words_line_up_only_with_names_in_words(self, title: str, listed: list[str]) -> None:
+        names = ["Postgres replication lag", *listed]
+        assert evidence.name_alignment(title, names, listed) == 0.0
+
     def test_the_best_of_several_names_counts(self) -> None:
         got = evidence.name_alignment("PGReplicaLag", ["Postgres replication lag", "PGReplicaLag"])
         assert got == pytest.approx(1.0)
@@ -194,9 +234,7 @@ def _best_total(alert: list[str], name: list[str]) -> int:
         return 0
     word, first = alert[0], name[0]
     options = [_best_total(alert[1:], name), _best_total(alert, name[1:])]
-    prefix = min(len(word), len(first)) >= 4 and (
-        word.startswith(first) or first.startswith(word)
-    )
+    prefix = min(len(word), len(first)) >= 4 and (word.startswith(first) or first.startswith(word))
     if word == first or prefix:
         options.append(2 + _best_total(alert[1:], name[1:]))
     if word != first:
