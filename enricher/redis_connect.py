@@ -11,6 +11,7 @@ the database number and the data nodes' credentials; its host and port are not u
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import redis
@@ -20,6 +21,7 @@ from redis.asyncio.retry import Retry as AsyncRetry
 from redis.asyncio.sentinel import Sentinel as AsyncSentinel
 from redis.asyncio.sentinel import SentinelConnectionPool as AsyncSentinelPool
 from redis.backoff import NoBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.retry import Retry
 from redis.sentinel import Sentinel
 
@@ -65,15 +67,9 @@ def async_client(settings: Settings, *, socket_timeout: float = 2.0) -> aioredis
         # The asyncio Retry: the blocking one does not await the command, so it retries
         # nothing on an asyncio client.
         "retry": AsyncRetry(NoBackoff(), 1),
-        # A connection the server reset while it idled in the pool passes redis-py's
-        # checkout (a reset does not read as EOF), and uvloop refuses the write with
-        # `RuntimeError … the handler is closed`, not an OSError: retried on a fresh
-        # connection like a dropped one, so it ends as ConnectionError ("Redis is down",
-        # a 503 under Sentinel) or succeeds, never as a 500.
-        "retry_on_error": [RuntimeError],
     }
     if not settings.redis_sentinels:
-        return aioredis.Redis.from_url(settings.redis_url, **common)
+        return _closed_writes_drop(aioredis.Redis.from_url(settings.redis_url, **common))
     assert settings.redis_sentinel_master is not None  # the settings require it
     # redis-py ships the Sentinel classes without annotations.
     sentinel = AsyncSentinel(  # type: ignore[no-untyped-call]
@@ -83,6 +79,38 @@ def async_client(settings: Settings, *, socket_timeout: float = 2.0) -> aioredis
         **common,
     )
     client: aioredis.Redis = sentinel.master_for(settings.redis_sentinel_master)
+    return _closed_writes_drop(client)
+
+
+class _ClosedWriteIsDrop:
+    """A write on a transport the server already reset is a dropped connection.
+
+    A connection the server reset while it idled in the pool passes redis-py's checkout (a
+    reset does not read as EOF), and a fresh connection can be reset between its connect
+    and its `HELLO`. uvloop refuses either write with `RuntimeError … the handler is
+    closed`, not an OSError, so redis-py neither retried it nor read it as a dropped
+    connection: the webhook answered 500. As a ConnectionError it is retried once on a
+    fresh connection, like any drop, and otherwise ends as "Redis is down" (a 503)."""
+
+    async def send_packed_command(
+        self, command: bytes | str | Iterable[bytes], check_health: bool = True
+    ) -> None:
+        try:
+            await super().send_packed_command(command, check_health)  # type: ignore[misc]
+        except RuntimeError as exc:
+            await self.disconnect(nowait=True)  # type: ignore[attr-defined]
+            raise RedisConnectionError(f"the connection was closed under a write ({exc})") from exc
+
+
+def _closed_writes_drop(client: aioredis.Redis) -> aioredis.Redis:
+    """`client` with its pool's connections (plain, TLS, socket or Sentinel-managed, as
+    the URL chose) reading a write on a closed transport as a drop (_ClosedWriteIsDrop).
+    The pool makes its connections lazily, so the class is swapped before the first."""
+    pool = client.connection_pool
+    base = pool.connection_class
+    pool.connection_class = type(
+        f"ClosedWriteIsDrop{base.__name__}", (_ClosedWriteIsDrop, base), {}
+    )
     return client
 
 
@@ -122,9 +150,8 @@ async def aclose(client: aioredis.Redis) -> None:
 def describe(settings: Settings) -> str:
     """Where the service's Redis is, for a log line or an error (no password)."""
     if settings.redis_sentinels:
-        return (
-            f"primary {settings.redis_sentinel_master!r} of Sentinels "
-            + ",".join(settings.redis_sentinels)
+        return f"primary {settings.redis_sentinel_master!r} of Sentinels " + ",".join(
+            settings.redis_sentinels
         )
     options = parse_url(settings.redis_url)
     return f"{options.get('host', 'localhost')}:{options.get('port', 6379)}"

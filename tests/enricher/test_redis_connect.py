@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 import redis
+import uvloop
+from redis.asyncio.connection import Connection, SSLConnection, UnixDomainSocketConnection
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from enricher import redis_connect
@@ -34,8 +36,11 @@ def cluster(tmp_path: Path) -> Iterator[SentinelCluster]:
 
 
 def sentinel_settings(sentinels: str) -> Settings:
-    return Settings(redis_url="redis://127.0.0.1/0", redis_sentinels=tuple(sentinels.split(",")),
-                    redis_sentinel_master=MASTER_NAME)
+    return Settings(
+        redis_url="redis://127.0.0.1/0",
+        redis_sentinels=tuple(sentinels.split(",")),
+        redis_sentinel_master=MASTER_NAME,
+    )
 
 
 def on_port(port: int, key: str) -> bytes | None:
@@ -96,3 +101,40 @@ def test_no_sentinel_answering_is_a_connection_error() -> None:
 
     with pytest.raises(RedisConnectionError, match=f"No master found for '{MASTER_NAME}'"):
         asyncio.run(ping())
+
+
+class TestClosedTransport:
+    def test_a_write_on_a_closed_transport_is_a_dropped_connection(self, redis_url: str) -> None:
+        """uvloop refuses a write on a transport the server reset with a RuntimeError; the
+        client reads it as a dropped connection (ConnectionError, which the intake answers
+        503), and the next command goes out on a fresh connection."""
+
+        async def scenario() -> bytes | None:
+            client = redis_connect.async_client(Settings(redis_url=redis_url))
+            try:
+                await client.set("kept", "1")
+                (pooled,) = client.connection_pool._available_connections
+                pooled._writer.transport.abort()
+                await asyncio.sleep(0)
+                with pytest.raises(RedisConnectionError, match="closed under a write"):
+                    await pooled.send_packed_command(b"*1\r\n$4\r\nPING\r\n")
+                value: bytes | None = await client.get("kept")
+                return value
+            finally:
+                await redis_connect.aclose(client)
+
+        assert uvloop.run(scenario()) == b"1"
+
+    @pytest.mark.parametrize(
+        ("url", "base"),
+        [
+            ("redis://127.0.0.1:6379/0", Connection),
+            ("rediss://127.0.0.1:6380/0", SSLConnection),
+            ("unix:///run/redis.sock", UnixDomainSocketConnection),
+        ],
+    )
+    def test_the_url_still_chooses_the_connection(self, url: str, base: type) -> None:
+        client = redis_connect.async_client(Settings(redis_url=url))
+        made = client.connection_pool.connection_class
+        assert issubclass(made, base)
+        assert made.send_packed_command is not base.send_packed_command
