@@ -12,7 +12,12 @@ from pathlib import Path
 import pytest
 import redis
 import uvloop
-from redis.asyncio.connection import Connection, SSLConnection, UnixDomainSocketConnection
+from redis.asyncio.connection import (
+    AbstractConnection,
+    Connection,
+    SSLConnection,
+    UnixDomainSocketConnection,
+)
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from enricher import redis_connect
@@ -109,16 +114,18 @@ class TestClosedTransport:
         client reads it as a dropped connection (ConnectionError, which the intake answers
         503), and the next command goes out on a fresh connection."""
 
-        async def scenario() -> bytes | None:
+        async def scenario() -> bytes | str | None:
             client = redis_connect.async_client(Settings(redis_url=redis_url))
             try:
                 await client.set("kept", "1")
                 (pooled,) = client.connection_pool._available_connections
-                pooled._writer.transport.abort()
+                writer = pooled._writer
+                assert writer is not None
+                writer.transport.abort()
                 await asyncio.sleep(0)
                 with pytest.raises(RedisConnectionError, match="closed under a write"):
                     await pooled.send_packed_command(b"*1\r\n$4\r\nPING\r\n")
-                value: bytes | None = await client.get("kept")
+                value: bytes | str | None = await client.get("kept")
                 return value
             finally:
                 await redis_connect.aclose(client)
@@ -133,7 +140,9 @@ class TestClosedTransport:
             ("unix:///run/redis.sock", UnixDomainSocketConnection),
         ],
     )
-    def test_the_url_still_chooses_the_connection(self, url: str, base: type) -> None:
+    def test_the_url_still_chooses_the_connection(
+        self, url: str, base: type[AbstractConnection]
+    ) -> None:
         client = redis_connect.async_client(Settings(redis_url=url))
         made = client.connection_pool.connection_class
         assert issubclass(made, base)
