@@ -20,15 +20,17 @@ from typing import Any
 
 import httpx2
 import pytest
+import redis
 import redis.asyncio as aioredis
 from starlette.testclient import TestClient
 from structlog.testing import capture_logs
 
 from enricher.app import create_app
-from enricher.feedback.store import FeedbackStore
+from enricher.feedback.store import FeedbackStore, page_id
 from enricher.index.embedding import Embedder
 from enricher.search.feedback import Tally
 from enricher.service import Services
+from enricher.slack.delivery import PostRef
 from tests.conftest import REPO, wait_for
 from tests.fakeslack import FakeSlack, signed_headers
 from tests.helpers import AM_TOKEN, CHANNEL, am_alert, am_body, dumps, service_settings
@@ -71,7 +73,13 @@ class Running:
         )
         assert response.status_code == 202
         wait_for(lambda: len(self.fake.calls_to("chat.postMessage")) > before, what="the page")
-        return self.fake.messages(CHANNEL)[0]
+        message = self.fake.messages(CHANNEL)[0]
+        # The worker remembers the page for its buttons right after Slack answers the post;
+        # a click sent in between (no person is that fast) finds no record and is ignored.
+        key = f"rbe:page:{page_id(PostRef(CHANNEL, message['ts']))}"
+        with redis.Redis.from_url(self.services.settings.redis_url) as sync:
+            wait_for(lambda: bool(sync.exists(key)), what="the page's record")
+        return message
 
     def interact(self, body: bytes, headers: dict[str, str]) -> httpx2.Response:
         return self.client.post("/slack/interactions", content=body, headers=headers)
