@@ -11,8 +11,8 @@ swaps words of the summary and description the same way and drops the exporters'
 Why words are dropped: a team's own name shares few words with the upstream one. In the
 released slices' renamed cases, 0.07 (prom) and 0.21 (OpenShift) of the runbook name's
 words are in the alert's name, and golden's 0.03. Renames that kept every word but the
-prefix shared about half, which taught a refit of the decision that names decide renamed
-alerts too (docs/RETRIEVAL.md, "Renames as teams write them").
+prefix shared 0.64, which taught a refit of the decision that names decide renamed alerts
+too (docs/RETRIEVAL.md, "Renames as teams write them").
 """
 
 from __future__ import annotations
