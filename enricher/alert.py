@@ -13,6 +13,11 @@ from typing import Literal
 Source = Literal["alertmanager", "pagerduty"]
 Status = Literal["firing", "resolved"]
 
+#: Label names that name the service, most specific first. `service_name` is how
+#: OpenTelemetry's `service.name` reaches Prometheus, and what Sourcegraph's generated alerts
+#: carry. A sender's `job` may stand in (enricher.sources.alertmanager.normalize).
+SERVICE_LABELS = ("service", "service_name", "app", "app_kubernetes_io_name")
+
 
 @dataclass(frozen=True)
 class Acknowledgement:

@@ -77,6 +77,24 @@ def alert_key_forms(key: str) -> tuple[str, ...]:
     return (key, bare) if bare != key and bare else (key, key + _ALERT_SUFFIX)
 
 
+def severity_bare(name: str, severity: str | None) -> str:
+    """`name` without the alert's own severity as its first or last separate word, "" when
+    it has none: `warning_frontend_p99_latency` (severity `warning`) is the alert of
+    `frontend: p99_latency`, as Sourcegraph's generated alerts and teams that route by name
+    write it. A severity run into the name (`etcdSignerCAExpirationCritical`) stays: upstream
+    that is a rule of its own, often with its own runbook."""
+    level = (severity or "").strip()
+    if not level:
+        return ""
+    sep = r"[\s_:.-]+"
+    found = re.fullmatch(
+        rf"{re.escape(level)}{sep}(?P<a>.+)|(?P<b>.+?){sep}{re.escape(level)}",
+        name.strip(),
+        flags=re.IGNORECASE,
+    )
+    return (found.group("a") or found.group("b")) if found else ""
+
+
 def service_keys(label: str) -> tuple[str, ...]:
     """Keys a service label may stand for, most specific first.
 

@@ -6,15 +6,21 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from enricher.alert import Alert
-from enricher.search.names import name_key, service_keys, split_identifier
+from enricher.alert import SERVICE_LABELS, Alert
+from enricher.search.names import (
+    alert_key_forms,
+    name_key,
+    service_keys,
+    severity_bare,
+    split_identifier,
+)
 from enricher.sources.promql import expression, state_literals
 
 #: Labels whose values describe *what* failed (worth a BM25 match). Instance-like labels
 #: (pod, instance, fingerprint, ...) only add noise to the query.
 DESCRIPTIVE_LABELS = ("component", "container", "queue", "topic", "database", "job", "app")
 #: Labels that name *what* the alert is about, whose values stay in the prose.
-_WHAT_LABELS = frozenset({"alertname", "severity", "service", *DESCRIPTIVE_LABELS})
+_WHAT_LABELS = frozenset({"alertname", "severity", *SERVICE_LABELS, *DESCRIPTIVE_LABELS})
 #: Labels that route the page rather than say what failed: `severity: warning` spells part
 #: of a runbook named `…CapacityWarning` for any alert at all.
 _ROUTING_LABELS = frozenset({"severity"})
@@ -71,6 +77,9 @@ class Query:
     reader_text: str
     alert_name: str
     alert_key: str
+    #: The keys the exact-name tier looks for: the alert's key with and without a trailing
+    #: "Alert", and the same for its name without its severity word (`severity_bare`).
+    name_keys: tuple[str, ...]
     #: Candidate service keys, most specific first (see names.service_keys).
     service_keys: tuple[str, ...]
 
@@ -149,5 +158,12 @@ def build_query(alert: Alert) -> Query:
         ),
         alert_name=name,
         alert_key=name_key(name),
+        name_keys=tuple(
+            dict.fromkeys(
+                form
+                for key in (name_key(name), name_key(severity_bare(name, alert.severity)))
+                for form in alert_key_forms(key)
+            )
+        ),
         service_keys=service_keys(alert.service) if alert.service else (),
     )

@@ -52,7 +52,6 @@ from enricher.search.decide import (
     sole_quoters,
 )
 from enricher.search.feedback import NO_FEEDBACK, Tallies, rerank
-from enricher.search.names import alert_key_forms
 from enricher.search.query import Query, build_query
 from enricher.search.reader import READER_DIR, Reader
 from enricher.search.reader import texts as reader_texts
@@ -266,7 +265,7 @@ class Searcher:
         self, query: Query, dense: list[float], sparse: SparseVector, keep: tuple[Condition, ...]
     ) -> list[Candidate]:
         """Runbooks listing the alert's exact name, in fused order, each one the answer."""
-        by_name = AnyOf(schema.F_ALERT_KEYS, alert_key_forms(query.alert_key))
+        by_name = AnyOf(schema.F_ALERT_KEYS, query.name_keys)
         points = self._hybrid(dense, sparse, Filter(must=(by_name,), must_not=keep))
         best = reads.best_by_doc(points, dense)
         order = sorted(best, key=lambda doc: -best[doc][0])

@@ -13,15 +13,12 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
-from enricher.alert import Alert
+from enricher.alert import SERVICE_LABELS, Alert
 from enricher.sources.alertmanager.payload import AlertmanagerAlert, AlertmanagerPayload
 from enricher.sources.alertmanager.reader import AlertGroup
 from enricher.sources.promql import group_metric_names
 from enricher.sources.severity import severity_rank
 
-#: Label names that name the service, most specific first. `job` comes last and only when
-#: it is not an exporter's scrape job (see `_service`).
-SERVICE_LABELS = ("service", "app", "app_kubernetes_io_name")
 #: Scrape jobs that report on other things: their name is not the service at fault.
 _EXPORTER_JOB = re.compile(
     r"(?i)exporter|kube-state-metrics|cadvisor|blackbox|pushgateway|federate"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from enricher.alert import Alert
-from enricher.search.names import alert_key_forms, name_key, service_keys
+from enricher.search.names import alert_key_forms, name_key, service_keys, severity_bare
 from enricher.search.query import build_query
 
 
@@ -154,6 +154,33 @@ class TestBuildQuery:
         assert query.alert_key == "postgresreplicationlag"
         assert "pgorders" in query.service_keys
 
+    def test_name_keys_add_the_name_without_its_severity(self) -> None:
+        """The exact-name tier also looks for the name without the alert's own severity."""
+        query = build_query(
+            alert(alert_name="warning_frontend_search_latency", severity="warning")
+        )
+        assert query.name_keys == (
+            "warningfrontendsearchlatency",
+            "warningfrontendsearchlatencyalert",
+            "frontendsearchlatency",
+            "frontendsearchlatencyalert",
+        )
+        assert build_query(alert()).name_keys == (
+            "postgresreplicationlag",
+            "postgresreplicationlagalert",
+        )
+
+    def test_a_service_name_label_stays_in_the_prose(self) -> None:
+        """The service's name in an annotation is what failed, not where: it stays."""
+        query = build_query(
+            alert(
+                service="frontend",
+                summary="frontend: search latency high",
+                labels={"service_name": "frontend", "pod": "frontend-7d9"},
+            )
+        )
+        assert "frontend: search latency high" in query.sparse_text
+
     def test_no_service_means_no_service_keys(self) -> None:
         """PagerDuty annotations without a service still build a query."""
         query = build_query(alert(service=None, description=""))
@@ -174,3 +201,19 @@ def test_an_alert_name_also_stands_for_itself_with_or_without_a_trailing_alert(
     key: str, forms: tuple[str, ...]
 ) -> None:
     assert alert_key_forms(key) == forms
+
+
+@pytest.mark.parametrize(
+    ("name", "severity", "bare"),
+    [
+        pytest.param("warning_frontend_p99", "warning", "frontend_p99", id="prefix"),
+        pytest.param("HighCPU-critical", "critical", "HighCPU", id="suffix"),
+        pytest.param("CRITICAL: disk full", "critical", "disk full", id="any-case"),
+        pytest.param("critical_frontend_p99", "warning", "", id="another-severity"),
+        pytest.param("etcdSignerCAExpirationCritical", "critical", "", id="run-in-stays"),
+        pytest.param("warning", "warning", "", id="nothing-left"),
+        pytest.param("warning_x", None, "", id="no-severity"),
+    ],
+)
+def test_a_name_without_its_own_severity_word(name: str, severity: str | None, bare: str) -> None:
+    assert severity_bare(name, severity) == bare

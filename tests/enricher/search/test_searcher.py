@@ -109,6 +109,19 @@ class TestTiers:
         assert (result.status, result.tier) == ("matched", "alert_name+service")
         assert result.matches[0].path == "kafka/KafkaConsumerLagHigh.md"
 
+    def test_a_severity_word_in_the_name_is_not_part_of_it(self, searcher: Searcher) -> None:
+        """`critical_KafkaConsumerLagHigh` (severity critical) pages with its runbook by
+        name; a name carrying another severity is not the same alert."""
+        result = searcher.search(
+            alert("critical_KafkaConsumerLagHigh", "kafka", "Consumer group lag is high")
+        )
+        assert (result.status, result.tier) == ("matched", "alert_name+service")
+        assert result.matches[0].path == "kafka/KafkaConsumerLagHigh.md"
+        other = searcher.search(
+            alert("warning_KafkaConsumerLagHigh", "kafka", "Consumer group lag is high")
+        )
+        assert other.tier not in ("alert_name", "alert_name+service")
+
     @pytest.mark.parametrize(
         "url",
         [

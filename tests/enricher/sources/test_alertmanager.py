@@ -262,6 +262,9 @@ class TestService:
         [
             pytest.param({"service": "a"}, {"service": "b"}, "a", id="common-service"),
             pytest.param({}, {"service": "b", "app": "c"}, "b", id="service-before-app"),
+            pytest.param(
+                {}, {"service_name": "frontend", "app": "c"}, "frontend", id="otel-service-name"
+            ),
             pytest.param({}, {"app": "c", "job": "j"}, "c", id="app-before-job"),
             pytest.param({}, {"app_kubernetes_io_name": "k", "job": "j"}, "k", id="k8s-name"),
             pytest.param({}, {"job": "j"}, "j", id="job-last"),
@@ -277,8 +280,8 @@ class TestService:
     def test_precedence(
         self, common: dict[str, str], first: dict[str, str], expected: str | None
     ) -> None:
-        """service: first of service/app/app_kubernetes_io_name, common labels first, else a
-        job that is not an exporter's."""
+        """service: first of service/service_name/app/app_kubernetes_io_name, common labels
+        first, else a job that is not an exporter's."""
         body = group([am_alert({"alertname": "A", **first})], commonLabels=common)
         assert normalize(body).service == expected
 
