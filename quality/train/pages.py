@@ -66,12 +66,31 @@ def section_anchors(path: str, text: str) -> dict[str, str]:
 
 def drop_section(text: str, heading: str) -> str:
     """The page without the section under `heading` (up to the next heading of its level or
-    above): how a left-out alert's runbook is taken out of a page."""
+    above), and without its alert in the front matter's `alert_names`: how a left-out
+    alert's runbook is taken out of a page. A name left listed would still name the page
+    for that alert, and its near miss would find the page by its exact name."""
     lines = text.splitlines()
     found = headings(text)
     for position, (level, title, start) in enumerate(found):
         if title != heading:
             continue
         end = next((n for lv, _, n in found[position + 1 :] if lv <= level), len(lines))
-        return "\n".join(lines[:start] + lines[end:]) + "\n"
+        return _unlisted("\n".join(lines[:start] + lines[end:]) + "\n", heading)
     return text
+
+
+def _unlisted(text: str, heading: str) -> str:
+    """`text` with the alert `heading` names taken out of its front matter's `alert_names`
+    (the front matter rewritten only when it listed it)."""
+    meta, body = split_front_matter(text)
+    listed = meta.get("alert_names")
+    if not isinstance(listed, list):
+        return text
+    gone = name_key(alert_name(heading))
+    names = [n for n in listed if name_key(str(n)) != gone]
+    if len(names) == len(listed):
+        return text
+    dumped = yaml.safe_dump(
+        {**meta, "alert_names": names}, sort_keys=True, allow_unicode=True, width=1000
+    )
+    return f"---\n{dumped}---\n{body.lstrip()}"

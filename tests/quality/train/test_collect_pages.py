@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from ingest.frontmatter import split_front_matter
 from quality.train.pages import drop_section, named_page, section_anchors, strip_details
 from quality.train.rename import (
     BLANK_NAMES,
@@ -51,6 +52,19 @@ class TestPages:
         text = drop_section(PAGE, "Queue stuck")
         assert "drain" not in text
         assert "## Cache cold" in text and "Clean it." in text
+
+    def test_drop_section_unlists_its_alert(self) -> None:
+        """A left-out section's alert leaves the front matter too: still listed, it would
+        name the page for that alert, and its near miss would find the page by name."""
+        page = named_page("Ops", PAGE, ["Disk filling", "Queue stuck", "Cache cold"])
+        text = drop_section(page, "Queue stuck")
+        meta, _ = split_front_matter(text)
+        assert meta["alert_names"] == ["Cache cold", "Disk filling"]
+        assert meta["title"] == "Ops"
+        assert section_anchors("ops.md", text) == {
+            "diskfilling": "disk-filling",
+            "cachecold": "cache-cold",
+        }
 
     def test_details_are_stripped(self) -> None:
         assert strip_details("a\n<details>\nrule\n</details>\nb") == "a\nb"
