@@ -27,6 +27,10 @@ from enricher.errors import ConfigError
 from enricher.search.evidence import FEATURES, READER_FEATURES
 
 MODEL_PATH = Path(__file__).with_name("confidence.json")
+#: The most a runbook of the alert's rule at another severity may be shown at
+#: (evidence.severity_sibling): below the bar and the "likely" line, still a lead. None of
+#: the twenty such runbooks ranked first across sixteen corpora was the right one.
+SEVERITY_SIBLING_CAP = 0.1
 
 
 @dataclass(frozen=True)
@@ -65,7 +69,10 @@ class Model:
     def probability(self, values: Mapping[str, float]) -> float:
         """0 when the alert's wording is mostly words no runbook of the corpus uses: its
         coverages are then shares of a few common words (`low`, `warning`), and a small
-        corpus, one long page of sections, would match a printer's toner alert on them."""
+        corpus, one long page of sections, would match a printer's toner alert on them.
+        At most `SEVERITY_SIBLING_CAP` for the runbook of the alert's rule at another
+        severity: every other reading finds it as close as a runbook gets (same metric,
+        same words), and only the name says it is the other alert's."""
         if values.get("known_share", 1.0) < self.known_floor:
             return 0.0
         z = self.bias
@@ -73,7 +80,8 @@ class Model:
             self.features, self.mean, self.scale, self.weights, strict=True
         ):
             z += weight * (values.get(name, 0.0) - mean) / scale
-        return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+        p = 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+        return min(p, SEVERITY_SIBLING_CAP) if values.get("severity_sibling") else p
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -128,4 +136,4 @@ def load_model(path: Path = MODEL_PATH) -> Model:
         ) from exc
 
 
-__all__ = ["MODEL_PATH", "Model", "load_model"]
+__all__ = ["MODEL_PATH", "SEVERITY_SIBLING_CAP", "Model", "load_model"]

@@ -71,8 +71,11 @@ FEATURES = (
     "name_fit",
     "unlike_sibling",
     "unlike_others",
+    "severity_sibling",
     *READER_FEATURES,
 )
+#: Words that grade an alert rather than say what it is about.
+SEVERITY_WORDS = frozenset({"critical", "crit", "warning", "warn", "info", "major", "minor"})
 
 
 @dataclass(frozen=True)
@@ -278,6 +281,24 @@ def name_alignment(
     return best
 
 
+def severity_sibling(alert_name: str, names: Iterable[str]) -> bool:
+    """Whether a runbook is named as the alert but for a severity word: `…Warning` for a
+    `…Critical` alert, `…Expiring` for `…ExpiringWarning`. That is the runbook of the same
+    rule at another severity, written because the two are handled apart; the alert's own
+    one is missing (an alert its runbook names exactly never gets here: the name tier
+    answers it). Across sixteen corpora no such runbook ranked first was the right one
+    (docs/RETRIEVAL.md)."""
+    alert = name_words(alert_name)
+    core = [w for w in alert if w not in SEVERITY_WORDS]
+    if not core:
+        return False
+    for name in names:
+        words = name_words(name)
+        if words != alert and [w for w in words if w not in SEVERITY_WORDS] == core:
+            return True
+    return False
+
+
 def _is_worded_name(title: str) -> bool:
     """A name written in words (`Disk Shelf Power Supply Removed`): a few words, no
     sentence punctuation. An incident titled `<alert>: <summary>` or by a sentence is not."""
@@ -307,6 +328,7 @@ def features(
     alignment: float = 0.0,
     metric_share: float = 0.0,
     fit: float = 0.0,
+    severity_sibling: bool = False,
 ) -> dict[str, float]:
     """The decision's view of one candidate, relative to the others the search found.
     `recall`: `name_recall` of every scored candidate, for this one's margin over the
@@ -340,6 +362,7 @@ def features(
         "unlike_sibling": unlike(alignment),
         "unlike_others": 1.0
         - max((v for d, v in readings.aligned.items() if d != doc), default=0.0),
+        "severity_sibling": float(severity_sibling),
     }
 
 

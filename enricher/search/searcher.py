@@ -230,6 +230,7 @@ class Searcher:
                 alignment=readings.aligned.get(doc, 0.0),
                 metric_share=_share(quoted.get(doc, frozenset()), alert.metrics),
                 fit=evidence.name_fit(stats, doc, name_terms),
+                severity_sibling=evidence.severity_sibling(alert.alert_name, _names(payload)),
             )
             candidates.append(Candidate(payload, 0.0, values))
         candidates = self._decided(query, candidates)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from enricher.errors import ConfigError
-from enricher.search.confidence import MODEL_PATH, Model, load_model
+from enricher.search.confidence import MODEL_PATH, SEVERITY_SIBLING_CAP, Model, load_model
 from enricher.search.evidence import FEATURES
 
 
@@ -50,6 +50,16 @@ class TestProbability:
         assert m.probability({**strong, "known_share": 0.05}) == 0.0
         assert m.probability({**strong, "known_share": 0.3}) > 0.99
         assert model().probability({**strong, "known_share": 0.05}) > 0.99
+
+    def test_the_rule_at_another_severity_is_at_most_a_lead(self) -> None:
+        """However strong the rest, the runbook of the alert's rule at another severity
+        stays under the cap; a low probability is left as it is."""
+        m = model()
+        strong = {"cosine": 0.9, "content_coverage": 1.0}
+        assert m.probability({**strong, "severity_sibling": 1.0}) == SEVERITY_SIBLING_CAP
+        assert m.probability({**strong, "severity_sibling": 0.0}) > 0.99
+        weak = {"cosine": 0.1, "content_coverage": 0.0, "severity_sibling": 1.0}
+        assert m.probability(weak) < SEVERITY_SIBLING_CAP
 
 
 class TestFile:

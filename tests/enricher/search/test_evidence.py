@@ -208,6 +208,50 @@ class TestNameAlignment:
         assert evidence.unlike(alignment) == pytest.approx(expected)
 
 
+class TestSeveritySibling:
+    @pytest.mark.parametrize(
+        ("alert", "names", "expected"),
+        [
+            pytest.param(
+                "SmartDeviceTemperatureCritical",
+                ["SmartDeviceTemperatureWarning"],
+                True,
+                id="other-level",
+            ),
+            pytest.param(
+                "ProxmoxCertificateExpiring",
+                ["ProxmoxCertificateExpiringWarning"],
+                True,
+                id="one-graded",
+            ),
+            pytest.param(
+                "critical_frontend_probe_critical", ["frontend: probe_warning"], True, id="snake"
+            ),
+            pytest.param("KubeletDown", ["KubeletDown"], False, id="its-own-name"),
+            pytest.param("DiskFull", ["DiskAlmostFull"], False, id="another-word"),
+            pytest.param("Critical", ["Warning"], False, id="nothing-but-severity"),
+            pytest.param("NodeClockSkew", ["notes", "NodeClockSkewWarning"], True, id="any-name"),
+        ],
+    )
+    def test_the_same_name_at_another_severity(
+        self, alert: str, names: list[str], expected: bool
+    ) -> None:
+        assert evidence.severity_sibling(alert, names) is expected
+
+    def test_it_is_a_feature(self) -> None:
+        readings = evidence.Readings(dense={"a": 0.5}, lexical={"a": 1.0}, names={})
+        values = evidence.features(
+            "a",
+            readings,
+            coverage=0.5,
+            known=0.5,
+            quotes_metric=False,
+            service_match=False,
+            severity_sibling=True,
+        )
+        assert values["severity_sibling"] == 1.0
+
+
 class TestNameRecallAndFit:
     def test_a_runbook_named_for_what_the_alert_says(self) -> None:
         """name_recall: the share of the runbook's name the alert spells anywhere."""
