@@ -10,7 +10,7 @@ they name alerts.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import PurePosixPath
 
 import yaml
@@ -50,8 +50,12 @@ def headings(text: str) -> list[tuple[int, str, int]]:
 
 def named_page(title: str, body: str, names: Sequence[str]) -> str:
     """A page with front matter naming its alert headings (`alert_names`) and `title`."""
-    meta = {"title": title, "alert_names": sorted(set(names))}
-    dumped = yaml.safe_dump(meta, sort_keys=True, allow_unicode=True, width=1000)
+    return _with_front_matter({"title": title, "alert_names": sorted(set(names))}, body)
+
+
+def _with_front_matter(meta: Mapping[str, object], body: str) -> str:
+    """`body` under `meta` as YAML front matter, keys sorted and each value on one line."""
+    dumped = yaml.safe_dump(dict(meta), sort_keys=True, allow_unicode=True, width=1000)
     return f"---\n{dumped}---\n{body.lstrip()}"
 
 
@@ -90,7 +94,4 @@ def _unlisted(text: str, heading: str) -> str:
     names = [n for n in listed if name_key(str(n)) != gone]
     if len(names) == len(listed):
         return text
-    dumped = yaml.safe_dump(
-        {**meta, "alert_names": names}, sort_keys=True, allow_unicode=True, width=1000
-    )
-    return f"---\n{dumped}---\n{body.lstrip()}"
+    return _with_front_matter({**meta, "alert_names": names}, body)
