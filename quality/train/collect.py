@@ -57,6 +57,7 @@ EXTRACTORS: dict[str, Extractor] = {
     "pingcap": extract_pages.pingcap,
     "sourcegraph": extract_pages.sourcegraph,
     "harvest": extract_pages.harvest,
+    "qubership": extract_pages.qubership,
     "srerun": extract_files.srerun,
     "runbook_folder": extract_files.runbook_folder,
     "gitlab": extract_files.gitlab,

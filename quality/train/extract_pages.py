@@ -19,9 +19,9 @@ from ingest.units import alert_name, identifier
 from quality.train.gitread import Tree
 from quality.train.model import Extracted, Pair
 from quality.train.pages import headings, named_page, strip_details
-from quality.train.rules import parse_rules
+from quality.train.rules import parse_rules, render_chart
 
-__all__ = ["harvest", "pingcap", "sourcegraph", "tempo"]
+__all__ = ["harvest", "pingcap", "qubership", "sourcegraph", "tempo"]
 
 _SEVERITY = re.compile(r"\b(emergency|critical|warning)\b", re.IGNORECASE)
 _FIELD = re.compile(r"^\s*[-*]\s*(Alert rule|Description|Rule|Solution)s?:\s*$", re.IGNORECASE)
@@ -232,3 +232,87 @@ def harvest(trees: Mapping[str, Tree], select: Sequence[str]) -> Extracted:
     linked = {name_key(p.rule.name) for p in pairs}
     orphans = tuple(r for r in rules if name_key(r.name) not in linked)
     return Extracted(files, tuple(pairs), orphans, {repo: (path, *rule_paths)})
+
+
+#: Netcracker's Qubership operators: (repository, its alerts page, its chart's rule
+#: templates, the service the chart is installed as).
+QUBERSHIP = (
+    (
+        "Netcracker/qubership-opensearch",
+        "docs/public/alerts.md",
+        ("operator/charts/helm/opensearch-service/templates/monitoring/prometheus-rules.yaml",),
+        "opensearch",
+    ),
+    (
+        "Netcracker/qubership-kafka",
+        "docs/public/alerts.md",
+        (
+            "operator/charts/helm/kafka-service/templates/prometheus_rules.yaml",
+            "operator/charts/helm/kafka-service/templates/kmm_prometheus_rules.yaml",
+        ),
+        "kafka",
+    ),
+    (
+        "Netcracker/qubership-zookeeper",
+        "docs/public/alerts.md",
+        ("operator/charts/helm/zookeeper-service/templates/prometheus_rules.yaml",),
+        "zookeeper",
+    ),
+    (
+        "Netcracker/qubership-rabbitmq",
+        "docs/public/troubleshooting.md",
+        (
+            "operator/charts/helm/rabbitmq/templates/rabbitmq_alarms.yaml",
+            "operator/charts/helm/rabbitmq/templates/rabbitmq_alarms_external.yaml",
+        ),
+        "rabbitmq",
+    ),
+    (
+        "Netcracker/qubership-consul",
+        "docs/public/troubleshooting.md",
+        ("charts/helm/consul-service/templates/prometheus-rules.yaml",),
+        "consul",
+    ),
+    (
+        "Netcracker/qubership-mistral-operator",
+        "docs/public/alerts.md",
+        ("deployments/charts/mistral-operator/templates/alarms_template.yaml",),
+        "mistral",
+    ),
+)
+
+
+def qubership(trees: Mapping[str, Tree], select: Sequence[str]) -> Extracted:
+    """Netcracker's Qubership operators (OpenSearch, Kafka, ZooKeeper, RabbitMQ, Consul,
+    Mistral): each publishes one page with a ``##`` section per alert, its ``###``
+    subsections the description, causes, impact and steps, beside the chart's rule
+    templates (rendered as the chart's defaults would be, rules.render_chart). The page
+    keeps its own first heading as its title ("Prometheus Alerts", "Common Problems"),
+    and a troubleshooting page its other sections, not named as alerts."""
+    files: dict[str, str] = {}
+    pairs: list[Pair] = []
+    orphans: list[Rule] = []
+    paths: dict[str, tuple[str, ...]] = {}
+    for repo, page_path, rule_paths, service in QUBERSHIP:
+        tree = trees[repo]
+        rules = [
+            rule
+            for path in rule_paths
+            for rule in parse_rules(render_chart(tree.read(path), service), path)
+        ]
+        by_key = _rules_by_key(rules)
+
+        def is_alert(level: int, title: str, keys: Mapping[str, Rule] = by_key) -> bool:
+            return level == 2 and (_shaped(level, title) or name_key(alert_name(title)) in keys)
+
+        text = tree.read(page_path)
+        sections = _sections(text, is_alert)
+        page = f"{service}/alerts.md"
+        title = next((t for level, t, _ in headings(text) if level == 1), "Alerts")
+        files[page] = named_page(title, text, [alert_name(t) for t in sections])
+        found = _paired(page, repo, page_path, sections, by_key, from_page=False)
+        linked = {name_key(p.rule.name) for p in found}
+        pairs += found
+        orphans += [r for key, r in by_key.items() if key not in linked]
+        paths[repo] = (page_path, *rule_paths)
+    return Extracted(files, tuple(pairs), tuple(orphans), paths)

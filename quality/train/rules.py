@@ -18,13 +18,20 @@ import yaml
 
 from enricher.audit.rules import Rule
 
-__all__ = ["parse_rules", "render_helm"]
+__all__ = ["parse_rules", "render_chart", "render_helm"]
 
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _DIRECTIVE_LINE = re.compile(r"^\s*\{\{-?[^}]*-?\}\}\s*$")
 _BIND = re.compile(r'\{\{-?\s*\$(\w+)\s*:=\s*"([^"]*)"\s*-?\}\}')
 _VARIABLE = re.compile(r"\{\{-?\s*\$(\w+)[^}]*\}\}")
 _FIELD = re.compile(r"\{\{-?\s*\.(\w+)[^}]*-?\}\}")
+#: A Prometheus template a chart escapes from Helm: {{`{{ $labels.pod }}`}}.
+_ESCAPED = re.compile(r"\{\{`(.*?)`\}\}")
+#: A chart's value reference (``{{ .Release.Namespace }}``) or named template
+#: (``{{ template "kafka.name" . }}``), and the name it stands for.
+_VALUE = re.compile(r"\{\{-?\s*\.(?:\w+\.)*(\w+)\s*-?\}\}")
+_RELEASE = re.compile(r"\{\{-?\s*\.Release\.(?:Name|Namespace)\s*-?\}\}")
+_TEMPLATE = re.compile(r'\{\{-?\s*(?:template|include)\s+"(?:[\w-]+\.)?([\w-]+)"[^}]*-?\}\}')
 
 
 def render_helm(text: str) -> str:
@@ -42,6 +49,21 @@ def render_helm(text: str) -> str:
 
     out = _VARIABLE.sub(variable, out)
     return _FIELD.sub(lambda m: m.group(1), out)
+
+
+def render_chart(text: str, release: str) -> str:
+    """A chart's rule template (no bound alert name) as its defaults would render it, in
+    the plain way: lines that are only directives (``{{- if ...}}``, ``{{- end }}``, an
+    ``include ... | nindent``) go, an escaped Prometheus template is unescaped, and a value
+    reference or named template becomes the name it reads (``{{ .Release.Namespace }}``
+    reads ``Namespace``, ``{{ template "kafka.name" . }}`` reads ``name``). Prometheus's
+    own ``{{ $labels.x }}`` stay, to be filled when the alert fires. The chart is taken as
+    installed under `release`, in a namespace of that name."""
+    lines = [line for line in text.splitlines() if not _DIRECTIVE_LINE.match(line)]
+    out = _ESCAPED.sub(lambda m: m.group(1), "\n".join(lines))
+    out = _RELEASE.sub(release, out)
+    out = _TEMPLATE.sub(lambda m: m.group(1), out)
+    return _VALUE.sub(lambda m: m.group(1), out)
 
 
 def _strings(value: Any) -> dict[str, str]:

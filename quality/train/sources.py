@@ -116,6 +116,39 @@ SOURCES: tuple[CorpusSource, ...] = (
         (Pin("NetApp/harvest", "7a7ba3dfd21216a4728d1f46c0af2350ee4df405", "LICENSE"),),
     ),
     CorpusSource(
+        "qubership",
+        "search, streaming, coordination and workflow operators",
+        "qubership",
+        (
+            Pin(
+                "Netcracker/qubership-opensearch",
+                "19eff59f31706efd82debbeb24e79f81c67d672f",
+                "LICENSE",
+            ),
+            Pin(
+                "Netcracker/qubership-kafka", "22fe7bb6e6624599b1ab17eef64ed6a2249c88a8", "LICENSE"
+            ),
+            Pin(
+                "Netcracker/qubership-zookeeper",
+                "633433cf06bd2bebf4e58eafcda561e9ce5f02ff",
+                "LICENSE",
+            ),
+            Pin(
+                "Netcracker/qubership-rabbitmq",
+                "67138eadc5659cd3fd5b1c0a7a2aa07483371fbc",
+                "LICENSE",
+            ),
+            Pin(
+                "Netcracker/qubership-consul", "11920f10f263e122968642ce3a24c48137ef9f4b", "LICENSE"
+            ),
+            Pin(
+                "Netcracker/qubership-mistral-operator",
+                "7dc7fa8faa02ce8cebe13b827a218b371b12323b",
+                "LICENSE",
+            ),
+        ),
+    ),
+    CorpusSource(
         "cloudnative-pg",
         "PostgreSQL on Kubernetes",
         "runbook_folder",

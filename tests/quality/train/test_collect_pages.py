@@ -13,7 +13,7 @@ from quality.train.rename import (
     renamed,
     reworded_summary,
 )
-from quality.train.rules import parse_rules
+from quality.train.rules import parse_rules, render_chart
 
 PAGE = """# Ops
 
@@ -80,6 +80,37 @@ class TestRules:
         (rule,) = parse_rules(text, "toy.yaml")
         assert rule.name == "ToyDown"
         assert rule.expr == 'up{namespace="namespace"} == 0'
+
+    def test_chart_rule_template(self) -> None:
+        """A chart's PrometheusRule template (directives, release and value references, an
+        escaped Prometheus template) reads as the rules its defaults render."""
+        text = """{{- if .Values.monitoring.enabled }}
+apiVersion: monitoring.coreos.com/v1
+kind: PrometheusRule
+metadata:
+  labels:
+    {{- include "toy.labels" . | nindent 4 }}
+spec:
+  groups:
+  - name: {{ .Release.Namespace }}-{{ .Release.Name }}
+    rules:
+    - alert: ToyQueueStuck
+      annotations:
+        summary: 'Queue of {{`{{ $labels.pod }}`}} is stuck'
+      expr: >-
+        toy_queue_depth{namespace="{{ .Release.Namespace }}",
+        pod=~"{{ template "toy.name" . }}-.*"} > {{ .Values.thresholds.depth }}
+      labels:
+        service: {{ .Release.Name }}
+{{- end }}
+"""
+        assert parse_rules(text, "rules.yaml") == []
+        (rule,) = parse_rules(render_chart(text, "toy"), "rules.yaml")
+        assert rule.name == "ToyQueueStuck"
+        assert rule.group == "toy-toy"
+        assert rule.expr == 'toy_queue_depth{namespace="toy", pod=~"name-.*"} > depth'
+        assert rule.labels == {"service": "toy"}
+        assert rule.annotations["summary"] == "Queue of {{ $labels.pod }} is stuck"
 
     def test_prometheus_templates_are_kept(self) -> None:
         text = "groups:\n- name: g\n  rules:\n  - alert: A\n    expr: x > 1\n    annotations:\n"
