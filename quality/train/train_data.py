@@ -165,6 +165,15 @@ def measure(listings: Sequence[Listing], logits: Sequence[Sequence[float]]) -> S
     )
 
 
+def margin_auc(listings: Sequence[Listing], scores: Sequence[Sequence[float]]) -> float:
+    """How well the first candidate's lead over the best other (in the reader's scores)
+    tells a list whose first candidate is the expected one from a list whose first is not:
+    the AUC the decision would see, were the lead one of its features. Lists of one
+    candidate say nothing and are left out."""
+    kept = [(item, s) for item, s in zip(listings, scores, strict=True) if len(s) > 1]
+    return auc([item.labels[0] for item, _ in kept], [s[0] - max(s[1:]) for _, s in kept])
+
+
 def auc(labels: Sequence[int], scores: Sequence[float]) -> float:
     """The chance a positive outscores a negative (ties count half); 0.5 without both."""
     y = np.asarray(labels, dtype=bool)

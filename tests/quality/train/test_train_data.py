@@ -24,6 +24,7 @@ from quality.train.train_data import (
     corpus_of,
     folds,
     manifest_hash,
+    margin_auc,
     measure,
     pairs,
     read,
@@ -166,3 +167,12 @@ class TestMeasure:
         got = measure(lists, [[0.0, 3.0], [0.0, 3.0], [5.0, 5.0]])
         assert (got.with_positive, got.reader_r1, got.first_rank_r1) == (2, 0.5, 0.5)
         assert got.pairs == 6
+
+    def test_margin_auc_reads_the_first_candidates_lead(self) -> None:
+        """A reader that puts its widest lead on the lists whose first runbook is right
+        separates them fully; one that leads as far on a wrong first does not."""
+        lists = [item((1, 0)), item((0, 1)), item((1, 0, 0)), item((1,))]
+        apart = [[0.9, 0.2], [0.5, 0.45], [0.8, 0.3, 0.1], [0.9]]
+        assert margin_auc(lists, apart) == pytest.approx(1.0)
+        alike = [[0.9, 0.2], [0.9, 0.2], [0.8, 0.3, 0.1], [0.9]]
+        assert margin_auc(lists, alike) == pytest.approx(0.25)
