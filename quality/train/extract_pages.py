@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from enricher.audit.rules import Rule
 from enricher.search.names import name_key
@@ -116,6 +116,12 @@ def _rules_by_key(rules: Sequence[Rule]) -> dict[str, Rule]:
     return out
 
 
+def _unpaired(rules: Iterable[Rule], pairs: Sequence[Pair]) -> tuple[Rule, ...]:
+    """The rules no pair is made of: the project's alerts without a runbook section."""
+    linked = {name_key(p.rule.name) for p in pairs}
+    return tuple(r for r in rules if name_key(r.name) not in linked)
+
+
 def _shaped(level: int, title: str) -> bool:
     return level >= 2 and identifier(title)
 
@@ -132,8 +138,7 @@ def tempo(trees: Mapping[str, Tree], select: Sequence[str]) -> Extracted:
     page = "tempo/runbook.md"
     files = {page: named_page("Tempo runbook", text, [alert_name(t) for t in sections])}
     pairs = _paired(page, repo, page_path, sections, _rules_by_key(rules), from_page=False)
-    linked = {name_key(p.rule.name) for p in pairs}
-    orphans = tuple(r for r in rules if name_key(r.name) not in linked)
+    orphans = _unpaired(rules, pairs)
     return Extracted(files, tuple(pairs), orphans, {repo: (page_path, rules_path)})
 
 
@@ -178,8 +183,7 @@ def pingcap(trees: Mapping[str, Tree], select: Sequence[str]) -> Extracted:
         title = str(meta.get("title") or path)
         files[page] = named_page(title, body, [alert_name(t) for t in sections])
         pairs += _paired(page, docs, path, sections, by_key, from_page=True)
-    linked = {name_key(p.rule.name) for p in pairs}
-    orphans = tuple(_clean(r) for r in rules if name_key(r.name) not in linked)
+    orphans = tuple(_clean(r) for r in _unpaired(rules, pairs))
     paths: dict[str, tuple[str, ...]] = {docs: _PINGCAP_PAGES}
     for repo, path in _PINGCAP_RULES:
         paths[repo] = (*paths.get(repo, ()), path)
@@ -229,8 +233,7 @@ def harvest(trees: Mapping[str, Tree], select: Sequence[str]) -> Extracted:
     page = "netapp-harvest/ems-alert-runbook.md"
     files = {page: named_page("EMS alert runbook", text, [alert_name(t) for t in sections])}
     pairs = _paired(page, repo, path, sections, by_key, from_page=False)
-    linked = {name_key(p.rule.name) for p in pairs}
-    orphans = tuple(r for r in rules if name_key(r.name) not in linked)
+    orphans = _unpaired(rules, pairs)
     return Extracted(files, tuple(pairs), orphans, {repo: (path, *rule_paths)})
 
 
@@ -311,8 +314,7 @@ def qubership(trees: Mapping[str, Tree], select: Sequence[str]) -> Extracted:
         title = next((t for level, t, _ in headings(text) if level == 1), "Alerts")
         files[page] = named_page(title, text, [alert_name(t) for t in sections])
         found = _paired(page, repo, page_path, sections, by_key, from_page=False)
-        linked = {name_key(p.rule.name) for p in found}
         pairs += found
-        orphans += [r for key, r in by_key.items() if key not in linked]
+        orphans += _unpaired(by_key.values(), found)
         paths[repo] = (page_path, *rule_paths)
     return Extracted(files, tuple(pairs), tuple(orphans), paths)

@@ -55,10 +55,11 @@ def render_chart(text: str, release: str) -> str:
     """A chart's rule template (no bound alert name) as its defaults would render it, in
     the plain way: lines that are only directives (``{{- if ...}}``, ``{{- end }}``, an
     ``include ... | nindent``) go, an escaped Prometheus template is unescaped, and a value
-    reference or named template becomes the name it reads (``{{ .Release.Namespace }}``
-    reads ``Namespace``, ``{{ template "kafka.name" . }}`` reads ``name``). Prometheus's
-    own ``{{ $labels.x }}`` stay, to be filled when the alert fires. The chart is taken as
-    installed under `release`, in a namespace of that name."""
+    reference or named template becomes the name it reads (``{{ .Values.limits.lag }}``
+    reads ``lag``, ``{{ template "kafka.name" . }}`` reads ``name``). Prometheus's own
+    ``{{ $labels.x }}`` stay, to be filled when the alert fires. The chart is taken as
+    installed under `release`, in a namespace of that name: ``.Release.Name`` and
+    ``.Release.Namespace`` read `release`."""
     lines = [line for line in text.splitlines() if not _DIRECTIVE_LINE.match(line)]
     out = _ESCAPED.sub(lambda m: m.group(1), "\n".join(lines))
     out = _RELEASE.sub(release, out)

@@ -133,6 +133,14 @@ def scored(
     return {**asdict(measure(kept, values)), "margin_auc": round(margin_auc(kept, values), 4)}
 
 
+def by_corpus_scores(
+    encoder: Encoder, listings: Sequence[Listing], args: argparse.Namespace
+) -> dict[str, dict[str, object]]:
+    """`scored` for each corpus of `listings`, by name."""
+    names = sorted({item.corpus for item in listings})
+    return {c: scored(encoder, [i for i in listings if i.corpus == c], args) for c in names}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m quality.train.train_bi", description=__doc__)
     parser.add_argument("--mined", type=Path, required=True, help="quality.train.mine's --out")
@@ -154,32 +162,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     by_corpus = {corpus_of(f): read(f) for f in files if corpus_of(f) not in args.skip}
     held_out = [item for f in mined(args.mined / "held-out") for item in read(f)]
     left = folds({c: len(v) for c, v in by_corpus.items()})
+    # The base model scores each corpus the same for every reader: once is enough.
+    base_scores: dict[str, dict[str, object]] = {}
     for name in args.readers:
         excluded = left.get(name, [])
         seen = [item for c, v in by_corpus.items() if c not in excluded for item in v]
         unseen = [*(i for c in excluded for i in by_corpus[c]), *held_out]
-        base = Encoder(args.base)
+        encoder = Encoder(args.base)
+        missing = [i for i in unseen if i.corpus not in base_scores]
+        base_scores.update(by_corpus_scores(encoder, missing, args))
         report: dict[str, object] = {
             "reader": name,
             "excluded": excluded,
             "skipped": args.skip,
             "mined": manifest_hash(files),
             "recipe": {k: v for k, v in vars(args).items() if k not in {"mined", "base", "out"}},
-            "base_on_unseen": {
-                c: scored(base, [i for i in unseen if i.corpus == c], args)
-                for c in sorted({i.corpus for i in unseen})
-            },
+            "base_on_unseen": {c: base_scores[c] for c in sorted({i.corpus for i in unseen})},
         }
         started = time.time()
-        report["losses"] = train(base, seen, args)
+        report["losses"] = train(encoder, seen, args)
         report["train_seconds"] = round(time.time() - started)
-        report["trained_on_unseen"] = {
-            c: scored(base, [i for i in unseen if i.corpus == c], args)
-            for c in sorted({i.corpus for i in unseen})
-        }
+        report["trained_on_unseen"] = by_corpus_scores(encoder, unseen, args)
         folder = args.out / name
         folder.mkdir(parents=True, exist_ok=True)
-        base.model.save_pretrained(str(folder))
+        encoder.model.save_pretrained(str(folder))
         (folder / "bi_reader.json").write_text(json.dumps(report, indent=2) + "\n")
         print(json.dumps(report), flush=True)
     return 0
