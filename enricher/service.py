@@ -42,6 +42,7 @@ from enricher.pipeline.processor import Processor
 from enricher.pipeline.queue import Job, JobQueue
 from enricher.pipeline.replication import ReplicaAck
 from enricher.search.feedback import Tallies
+from enricher.search.reader import Reader
 from enricher.search.searcher import Searcher, build_searcher
 from enricher.settings import Settings
 from enricher.slack.delivery import Delivery, build_delivery
@@ -105,7 +106,11 @@ class BackgroundSync(Protocol):
     def stop(self, timeout_s: float) -> None: ...
 
 
-SyncFactory = Callable[[Settings, Index, Embedder, Callable[[], None]], BackgroundSync]
+#: (settings, index, embedder, called after each sync, the searcher's reader: a bi-encoder
+#: one embeds each chunk as it is indexed, so a page embeds only its alert).
+SyncFactory = Callable[
+    [Settings, Index, Embedder, Callable[[], None], Reader | None], BackgroundSync
+]
 
 
 @dataclass
@@ -430,7 +435,7 @@ def _background_sync(
         settings.runbook_roots or settings.confluence_configured or settings.runbook_git_url
     ):
         return None
-    return sync_factory()(settings, index, embedder, searcher.refresh)
+    return sync_factory()(settings, index, embedder, searcher.refresh, searcher.reader)
 
 
 def sync_factory() -> SyncFactory:

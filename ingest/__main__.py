@@ -20,6 +20,8 @@ from enricher import logs
 from enricher.errors import ConfigError
 from enricher.index.connect import open_index
 from enricher.index.embedding import Embedder
+from enricher.search.confidence import load_model
+from enricher.search.searcher import load_reader
 from enricher.settings import load_settings
 from ingest.cache import EmbeddingCache, connect
 from ingest.configure import configure
@@ -77,6 +79,8 @@ def main(argv: list[str] | None = None) -> int:
                 "CONFLUENCE_URL"
             )
         embedder = Embedder(settings)
+        # The reader the service will read with: a bi-encoder embeds each chunk here once.
+        reader = load_reader(settings, load_model())
         index = open_index(settings)
     except ConfigError as exc:
         log.error("ingest.config_error", error=str(exc))
@@ -98,7 +102,9 @@ def main(argv: list[str] | None = None) -> int:
         sources=sources.incremental, allow_prune=args.allow_prune,
     )
     try:
-        report = Syncer(index, embedder, cache).run(options, progress=_progress_bar())
+        report = Syncer(index, embedder, cache, reader=reader).run(
+            options, progress=_progress_bar()
+        )
         # This process owns the shard alone, so it can spend the seconds (GIL held) that
         # building HNSW takes; a serving process never does (ingest.periodic).
         index.optimize()

@@ -33,6 +33,7 @@ import structlog
 from enricher.index import schema
 from enricher.index.embedding import Embedder
 from enricher.index.engine import Equals, Filter, Index
+from enricher.search.reader import Reader
 from enricher.settings import Settings
 from ingest.cache import EmbeddingCache, connect
 from ingest.configure import configure
@@ -44,7 +45,11 @@ log = structlog.get_logger(__name__)
 
 
 def for_service(
-    settings: Settings, index: Index, embedder: Embedder, on_synced: Callable[[], None]
+    settings: Settings,
+    index: Index,
+    embedder: Embedder,
+    on_synced: Callable[[], None],
+    reader: Reader | None = None,
 ) -> PeriodicSync:
     """The service's sync of RUNBOOK_ROOTS, RUNBOOK_GIT_URL and Confluence into `index`,
     registered as the `enricher.sync` entry point (pyproject.toml): the runtime finds it
@@ -60,7 +65,7 @@ def for_service(
     def make_syncer() -> Syncer:
         # A fresh cache per run: one that lost Redis disables itself, and Redis may be back.
         cache = EmbeddingCache(connect(settings), embedder.identity.dense)
-        return Syncer(index, embedder, cache, memo)
+        return Syncer(index, embedder, cache, memo, reader)
 
     # A source the index holds no document of has not loaded yet (a new deployment, a
     # source added, a first clone that was refused before this restart).

@@ -21,6 +21,7 @@ from enricher.index.embedding import Embedder
 from enricher.index.engine import EVERYTHING, AnyOf, AtLeast, Equals, Filter, Index, IndexPoint
 from enricher.index.stats import CorpusStats
 from enricher.search.names import name_key, split_identifier
+from enricher.search.reader import BI, Reader, pack, passage_text
 from enricher.settings import Settings
 from enricher.sources.promql import quoted_names
 from ingest.anchors import style_for
@@ -109,6 +110,9 @@ class SyncOptions:
     #: RUNBOOK_BASE_URL), and git host kinds by host name (RUNBOOK_GIT_WEB): ingest.weblink.
     links: Mapping[str, str] = field(default_factory=dict)
     kinds: Mapping[str, Kind] = field(default_factory=dict)
+    #: The digest of the bi-encoder reader whose vectors the chunks carry ("" for none);
+    #: set by the Syncer from its reader.
+    reader_model: str = ""
 
     @classmethod
     def from_settings(
@@ -144,6 +148,8 @@ class SyncOptions:
 #:    chunk carries its page (schema.F_PAGE_ID) and unit anchor; anchors follow the host.
 #: 5: an alert section's name terms read its title as words (name_text).
 #: 6: alert headings sharing one text are one unit; more heading shapes cut (ingest.units).
+#: A new bi-encoder reader re-indexes the same way (its digest is part of the indexed hash):
+#: each chunk stores the reader's vector of it.
 INDEX_RECIPE_VERSION = 6
 
 
@@ -152,6 +158,8 @@ def _indexed_hash(doc_hash: str, options: SyncOptions) -> str:
     so changing CHUNK_MAX_CHARS re-chunks documents whose text did not change."""
     chunking = f"{options.chunk_max_chars}|{options.chunk_min_chars}"
     recipe = f"{doc_hash}|{chunking}|{INDEX_RECIPE_VERSION}"
+    if options.reader_model:
+        recipe += f"|reader:{options.reader_model}"
     return hashlib.sha256(recipe.encode()).hexdigest()
 
 
@@ -278,15 +286,19 @@ class Syncer:
         embedder: Embedder,
         cache: EmbeddingCache,
         memo: SyncMemo | None = None,
+        reader: Reader | None = None,
     ) -> None:
         self.index = index
         self.embedder = embedder
         self.cache = cache
         self.memo = memo
+        #: A bi-encoder reader embeds each chunk as it reads it (passage_vectors), once.
+        self.reader = reader if reader is not None and reader.kind == BI else None
 
     def run(self, options: SyncOptions, progress: Progress | None = None) -> SyncReport:
         # Checked before reading sources so a model mismatch writes nothing at all.
         schema.ensure_collection(self.index, self.embedder.identity)
+        options = replace(options, reader_model=self.reader.digest if self.reader else "")
         report = SyncReport()
         documents: list[Document] = []
         sources: set[str] = set()
@@ -376,16 +388,16 @@ class Syncer:
             dense = self._dense_vectors(texts, report)
             sparse = self.embedder.sparse(texts)
             terms = self._terms([doc for doc, chunk in batch if chunk.index == 0])
+            payloads = [
+                payload_for(doc, chunk, model, terms.get(doc.doc_id) if chunk.index == 0 else None)
+                for doc, chunk in batch
+            ]
+            self._read(payloads)
             points = [
                 IndexPoint(
-                    id=schema.point_id(doc.doc_id, chunk.index),
-                    dense=vec,
-                    sparse=sp,
-                    payload=payload_for(
-                        doc, chunk, model, terms.get(doc.doc_id) if chunk.index == 0 else None
-                    ),
+                    id=schema.point_id(doc.doc_id, chunk.index), dense=vec, sparse=sp, payload=pl
                 )
-                for (doc, chunk), vec, sp in zip(batch, dense, sparse, strict=True)
+                for (doc, chunk), vec, sp, pl in zip(batch, dense, sparse, payloads, strict=True)
             ]
             self.index.upsert(points)
             done += len(batch)
@@ -393,6 +405,15 @@ class Syncer:
                 progress(done, total)
         report.indexed_docs = plan.pages_upserted
         report.indexed_chunks = total
+
+    def _read(self, payloads: Sequence[dict[str, object]]) -> None:
+        """Each chunk's reader vector, in its payload (no reader: nothing)."""
+        if self.reader is None or not payloads:
+            return
+        vectors = self.reader.passage_vectors([passage_text(p) for p in payloads])
+        for payload, vector in zip(payloads, vectors, strict=True):
+            payload[schema.F_READER_VECTOR] = pack(vector)
+            payload[schema.F_READER_MODEL] = self.reader.digest
 
     def _terms(self, docs: Sequence[Document]) -> dict[str, tuple[list[int], list[int]]]:
         """Doc id -> (term ids of the whole document, term ids of its name). BM25 tokens,

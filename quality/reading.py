@@ -25,7 +25,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from enricher.search.evidence import FEATURES, reader_features
-from enricher.search.reader import Reader
+from enricher.search.reader import Reader, reading_order
 from quality.calibrate import Example, Read, Run
 from quality.metrics import Outcome
 
@@ -78,16 +78,27 @@ def logits(corpus: str, run: Run, folder: Path, cache: Path, top_k: int) -> Logi
     return tuple(out)
 
 
-def read_run(run: Run, read_logits: Logits, top_k: int, rerank: bool) -> Run:
+def penalty(folder: Path, rerank_cos: float | None) -> float:
+    """The reordering penalty the reader in `folder` serves with (its config's
+    `rerank_penalty`), or `rerank_cos` in its logit's units (a bi-encoder's logit is
+    `scale` times its cosine; a cross-encoder's is its own)."""
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    if rerank_cos is None:
+        return float(config.get("rerank_penalty") or 0.0)
+    return rerank_cos * float(config.get("scale") or 1.0)
+
+
+def read_run(run: Run, read_logits: Logits, top_k: int, penalty: float) -> Run:
     """`run` as the searcher with this reader would have decided it: the first `top_k`
-    scored candidates read, and with `rerank` ordered by the reader's logit among them."""
+    scored candidates read, and ordered among them as the reader orders them
+    (enricher.search.reader.reading_order; a penalty of 0 keeps the fused order)."""
     scored: list[tuple[Outcome, tuple[float, ...] | None]] = []
     examples: list[Example] = []
     for (outcome, features), read, values in zip(run.scored, run.reads, read_logits, strict=True):
         if read is None or values is None or features is None:
             scored.append((outcome, features))
             continue
-        outcome, top = _read_one(outcome, read, values, top_k, rerank)
+        outcome, top = _read_one(outcome, read, values, top_k, penalty)
         scored.append((outcome, top))
         right = outcome.expected is not None and outcome.docs[:1] == (outcome.expected,)
         examples.append(Example(run.corpus, top, right))
@@ -95,19 +106,17 @@ def read_run(run: Run, read_logits: Logits, top_k: int, rerank: bool) -> Run:
 
 
 def _read_one(
-    outcome: Outcome, read: Read, values: Sequence[float], top_k: int, rerank: bool
+    outcome: Outcome, read: Read, values: Sequence[float], top_k: int, penalty: float
 ) -> tuple[Outcome, tuple[float, ...]]:
     k = min(top_k, len(read.features), len(values))
     rows = [dict(zip(FEATURES, f, strict=True)) for f in read.features]
     for row, extra in zip(rows, reader_features(values[:k]), strict=False):
         row.update(extra)
-    order = list(range(len(rows)))
-    if rerank:
-        order = sorted(range(k), key=lambda i: -values[i]) + order[k:]
+    order = reading_order(values[:k], penalty) + list(range(k, len(rows)))
     docs = tuple(outcome.docs[i] for i in order) + outcome.docs[len(rows) :]
     scores = tuple(outcome.scores[i] for i in order) + outcome.scores[len(rows) :]
     top = tuple(rows[order[0]][f] for f in FEATURES)
     return replace(outcome, docs=docs, scores=scores), top
 
 
-__all__ = ["ALL", "logits", "read_run", "reader_for", "unseen"]
+__all__ = ["ALL", "logits", "penalty", "read_run", "reader_for", "unseen"]

@@ -300,7 +300,11 @@ def collect_all(cache: Path, synthetic: int, refresh: bool) -> list[Searches]:
 
 
 def read_all(
-    searches: Sequence[Searches], readers: Path, cache: Path, top_k: int, rerank: bool
+    searches: Sequence[Searches],
+    readers: Path,
+    cache: Path,
+    top_k: int,
+    rerank_cos: float | None = None,
 ) -> list[Searches]:
     """Each corpus's searches as the searcher with a reader decides them, read by the
     reader that never saw that corpus (quality.reading); a corpus no reader may read is
@@ -314,7 +318,8 @@ def read_all(
             out.append(s)
             continue
         found = reading.logits(s.corpus.name, s.run, folder, cache, top_k)
-        out.append(Searches(s.corpus, reading.read_run(s.run, found, top_k, rerank)))
+        penalty = reading.penalty(folder, rerank_cos)
+        out.append(Searches(s.corpus, reading.read_run(s.run, found, top_k, penalty)))
     return out
 
 
@@ -333,18 +338,21 @@ def compare_table(
     how: Fitting = POOLED,
 ) -> str:
     """Per corpus, held out: the plain baseline, today's shipped decision (fitted on golden,
-    synthetic and the dev slices, so in sample there), the decision refitted without the
-    reader, and with it."""
+    synthetic and the dev slices, so in sample there) without the reader and with the
+    reader ordering what it reads, and the decision refitted without the reader's
+    features and with them."""
     bar = float(today.provenance.get("bar", 0.3))
     refit = {name: (b, sc) for name, b, sc in loco(unread, SHIPPED, how)}
     with_reader = {name: (b, sc) for name, b, sc in loco(read, keep, how)}
     lines = [f"{'corpus':<19} {'decision':<16} {'bar':>4} {HEADER}"]
-    for s in unread:
+    for s, r in zip(unread, read, strict=True):
         name = s.corpus.name
         today_sc = score(pages(s.scored(s.corpus.score_split), today, bar))
+        today_read = score(pages(r.scored(r.corpus.score_split), today, bar))
         rows = [
             ("plain baseline", None, plain_scores(s)),
             ("today", bar, today_sc),
+            ("today + reader", bar, today_read),
             ("refit, no reader", *refit[name]),
             ("with the reader", *with_reader[name]),
         ]
@@ -404,7 +412,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--readers", type=Path, metavar="DIR", help="apply the readers of DIR (quality.reading)"
     )
     parser.add_argument("--reader-top-k", type=int, default=3, metavar="K")
-    parser.add_argument("--rerank", action="store_true", help="the reader orders its top K")
+    parser.add_argument(
+        "--rerank-cos", type=float, metavar="LAMBDA",
+        help="the reader orders its top K, a place in the fused order costing LAMBDA in its "
+        "cosine (a bi-encoder) or logit; unset: as each model folder says",
+    )
     parser.add_argument(
         "--compare", action="store_true", help="baseline, today, refit, reader per corpus"
     )
@@ -424,7 +436,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     searches = collect_all(args.cache, args.synthetic, args.refresh)
     unread = searches
     if args.readers is not None:
-        searches = read_all(searches, args.readers, args.cache, args.reader_top_k, args.rerank)
+        searches = read_all(searches, args.readers, args.cache, args.reader_top_k, args.rerank_cos)
     if args.compare:
         print(compare_table(
             unread, searches, [*SHIPPED, *READER_FEATURES], load_model(args.today), how
@@ -458,13 +470,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             "synthetic_runbooks": args.synthetic,
             "command": " ".join([
                 f"python -m quality.transfer --fit --synthetic {args.synthetic}",
+                *(["--readers", str(args.readers)] if args.readers is not None else []),
+                *([f"--rerank-cos {args.rerank_cos}"] if args.rerank_cos is not None else []),
                 *(["--balanced"] if how.balanced else []),
                 *(["--judged-only", *sorted(how.judged_only)] if how.judged_only else []),
             ]),
         }
-        model, bar = shipped(searches, SHIPPED, provenance, how)
-        unread_set = [f for f in SHIPPED if f not in READER_FEATURES]
-        if len(unread_set) < len(SHIPPED):
+        # With readers, the decision weighs what the reader says, and keeps a fit without
+        # it for a service that runs without the reader.
+        keep = [*SHIPPED, *READER_FEATURES] if args.readers is not None else list(SHIPPED)
+        model, bar = shipped(searches, keep, provenance, how)
+        unread_set = [f for f in keep if f not in READER_FEATURES]
+        if len(unread_set) < len(keep):
             without, _ = shipped(unread, unread_set, {**provenance, "reader": False}, how)
             model = replace(model, without_reader=without)
         args.model.write_text(json.dumps(model.to_json(), indent=2) + "\n")

@@ -126,7 +126,7 @@ def _index(
         index = open_index(own)
         try:
             schema.ensure_collection(index, embedder.identity)
-            sync = sync_factory()(own, index, embedder, lambda: None)
+            sync = sync_factory()(own, index, embedder, lambda: None, None)
             sync.start()
             sync.first_done.wait(INDEX_TIMEOUT_S)
             sync.stop(INDEX_TIMEOUT_S)

@@ -58,6 +58,10 @@ F_URL = "url"
 #: name (title and alert names). The decision measures coverage with them (index.stats).
 F_DOC_TERMS = "doc_terms"
 F_NAME_TERMS = "name_terms"
+#: A bi-encoder reader's embedding of the chunk as the reader reads it (enricher.search.
+#: reader.pack), and which model made it (Reader.digest): a page then embeds only its alert.
+F_READER_VECTOR = "reader_vector"
+F_READER_MODEL = "reader_model"
 
 KEYWORD_INDEXES = (
     F_ALERT_NAMES,

@@ -29,6 +29,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
+import numpy as np
 import structlog
 
 from enricher.alert import Alert
@@ -53,7 +54,7 @@ from enricher.search.decide import (
 )
 from enricher.search.feedback import NO_FEEDBACK, Tallies, rerank
 from enricher.search.query import Query, build_query
-from enricher.search.reader import READER_DIR, Reader
+from enricher.search.reader import READER_DIR, Reader, reading_order, reorders, unpack
 from enricher.search.reader import texts as reader_texts
 from enricher.settings import Settings
 
@@ -247,18 +248,33 @@ class Searcher:
         """The scored candidates with their probabilities, once the reader (when there is
         one) has read the alert with each of the first `reader_top_k` of them. An alert
         the corpus barely speaks of is not read: its probability is 0 whatever the reader
-        says (confidence.Model.known_floor), and an off-topic page need not wait for it."""
+        says (confidence.Model.known_floor), and an off-topic page need not wait for it.
+        A reader that reorders (Reader.reorders) puts the candidates it read in its own
+        order (reader.reading_order); the rest keep their places."""
         values = [dict(c.features) for c in found]
         read = [i for i, c in enumerate(found) if c.features][: self.config.reader_top_k]
         known = bool(read) and values[read[0]].get("known_share", 1.0) >= self.model.known_floor
+        order = list(range(len(found)))
         if self.reader is not None and known:
-            logits = self.reader.score([reader_texts(query, found[i].payload) for i in read])
+            pairs = [reader_texts(query, found[i].payload) for i in read]
+            logits = self.reader.score(pairs, [self._stored(found[i].payload) for i in read])
             for i, extra in zip(read, evidence.reader_features(logits), strict=True):
                 values[i].update(extra)
+            ranked = reading_order(logits, self.reader.rerank_penalty)
+            for slot, j in zip(read, ranked, strict=True):
+                order[slot] = read[j]
         return [
-            replace(c, score=self.model.probability(v), features=v) if c.features else c
-            for c, v in zip(found, values, strict=True)
+            replace(found[i], score=self.model.probability(values[i]), features=values[i])
+            if found[i].features
+            else found[i]
+            for i in order
         ]
+
+    def _stored(self, payload: Mapping[str, Any]) -> np.ndarray | None:
+        """The chunk's passage vector as ingest stored it, when this reader made it."""
+        if self.reader is None or payload.get(schema.F_READER_MODEL) != self.reader.digest:
+            return None
+        return unpack(payload.get(schema.F_READER_VECTOR))
 
     # --- index reads ---
 
@@ -429,20 +445,25 @@ def build_searcher(settings: Settings, index: Index, embedder: Embedder) -> Sear
 
 def load_reader(settings: Settings, model: Model) -> Reader | None:
     """The reader READER_ENABLED asks for: unset, the one in READER_DIR when its model is
-    there and the decision weighs what it says (a page should not wait for evidence
-    nobody reads). Asked for or present, a model that does not load stops the start
+    there and it has a use, the decision weighing what it says or the reader ordering the
+    candidates it reads (its config's rerank_penalty; a page should not wait for a reader
+    nobody listens to). Asked for or present, a model that does not load stops the start
     (ConfigError, which names the folder and the fix)."""
     folder = settings.reader_dir or READER_DIR
     if settings.reader_enabled is False:
         return None
     weighed = bool(set(model.features) & set(evidence.READER_FEATURES))
-    if settings.reader_enabled is None and not (weighed and (folder / "model.onnx").is_file()):
+    present = (folder / "model.onnx").is_file()
+    if settings.reader_enabled is None and not (present and (weighed or reorders(folder))):
         return None
     reader = Reader(folder)
     log.info(
         "search.reader",
         folder=str(folder),
-        max_length=reader.max_length,
-        data_hash=str(reader.provenance.get("data_hash", ""))[:12],
+        kind=reader.kind,
+        digest=reader.digest,
+        weighed=weighed,
+        rerank_penalty=reader.rerank_penalty,
+        collection=str(reader.provenance.get("collection_sha256") or "")[:12],
     )
     return reader

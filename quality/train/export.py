@@ -23,7 +23,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +42,7 @@ RECIPE = (
     "quality/train/mine.py",
     "quality/train/train*.py",
     "quality/train/train_reader.sh",
-    "quality/train/export.py",
+    "quality/train/export*.py",
 )
 #: Lists per mined file whose pairs the int8 graph is compared with fp32 on.
 CHECK_LISTS = 16
@@ -113,7 +113,7 @@ def commit() -> str:
     return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
 
 
-def _collection_hash() -> str | None:
+def collection_hash() -> str | None:
     """The training collection's manifest digest (quality.train.collect), when written."""
     if not MANIFEST.is_file():
         return None
@@ -146,7 +146,7 @@ def export(trained: Path, base: Path, out: Path, check: Sequence[Path]) -> dict[
     (out / "config.json").write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
     provenance = {
         "data_hash": info["data_hash"],
-        "collection_sha256": _collection_hash(),
+        "collection_sha256": collection_hash(),
         "data": info["data"],
         "excluded": info["excluded"],
         "recipe_commit": commit(),
@@ -168,13 +168,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True, help="the model folder to write")
     parser.add_argument("--check", type=Path, nargs="+", required=True, help="mined files")
     args = parser.parse_args(argv)
-    tmp = args.out.with_name(args.out.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    provenance = export(args.trained, args.base, tmp, args.check)
-    shutil.rmtree(args.out, ignore_errors=True)
-    tmp.rename(args.out)
-    print(json.dumps({"out": str(args.out), "int8": provenance["int8"]}), file=sys.stderr)
+    replace_folder(args.out, lambda tmp: export(args.trained, args.base, tmp, args.check))
     return 0
+
+
+def replace_folder(out: Path, write: Callable[[Path], dict[str, Any]]) -> None:
+    """Write a model folder beside `out` and put it in its place only once it is whole,
+    so a failed export never leaves half a reader where the old one was."""
+    tmp = out.with_name(out.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    provenance = write(tmp)
+    shutil.rmtree(out, ignore_errors=True)
+    tmp.rename(out)
+    print(json.dumps({"out": str(out), "int8": provenance["int8"]}), file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -174,6 +174,25 @@ def margin_auc(listings: Sequence[Listing], scores: Sequence[Sequence[float]]) -
     return auc([item.labels[0] for item, _ in kept], [s[0] - max(s[1:]) for _, s in kept])
 
 
+def fit_logit(values: Sequence[float], labels: Sequence[int]) -> tuple[float, float]:
+    """(scale, shift) of the logistic fit P(label) = sigmoid(scale * (value - shift)), by
+    Newton's method on the log loss with a little ridge (one feature, so it converges in
+    a few steps)."""
+    x = np.asarray(values, dtype=np.float64)
+    y = np.asarray(labels, dtype=np.float64)
+    design = np.stack([x, np.ones_like(x)], axis=1)
+    w = np.zeros(2)
+    for _ in range(50):
+        p = 1.0 / (1.0 + np.exp(-(design @ w)))
+        grad = design.T @ (p - y) + 1e-3 * w
+        hess = design.T @ (design * (p * (1 - p))[:, None]) + 1e-3 * np.eye(2)
+        step = np.linalg.solve(hess, grad)
+        w -= step
+        if float(np.abs(step).max()) < 1e-8:
+            break
+    return float(w[0]), float(-w[1] / w[0])
+
+
 def auc(labels: Sequence[int], scores: Sequence[float]) -> float:
     """The chance a positive outscores a negative (ties count half); 0.5 without both."""
     y = np.asarray(labels, dtype=bool)

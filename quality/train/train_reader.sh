@@ -2,15 +2,19 @@
 # The reader, from the fetched mirrors to the committed model folder, one command
 # (`make reader`; docs/RETRIEVAL.md, "The reader"):
 #   collect (quality.train.collect) -> mine (quality.train.mine, the product's search)
-#   -> train the `all` and fold readers (quality.train.train, the train venv's torch)
-#   -> export int8 ONNX (quality.train.export) -> measure alone (quality.train.train_measure)
+#   -> train the `all` and fold readers in the train venv's torch
+#   -> export int8 ONNX -> measure alone (quality.train.train_measure)
 #   -> enricher/search/reader/ (the `all` reader).
-# READER_SHAPE picks the reader's size (L<layers>x<max_length>); READER_DEVICE cpu|cuda|auto.
+# READER_KIND picks the reader: bi (the shipped bi-encoder: quality.train.train_bi and
+# export_bi, about 35 min for `all` and 10-11 min a fold on two cores) or cross (the
+# cross-encoder measured before it: quality.train.train and export, with READER_SHAPE
+# L<layers>x<max_length> and READER_DEVICE cpu|cuda|auto).
 set -euo pipefail
 
 PY=.venv/bin/python
 TRAIN_VENV=.cache/train-venv
 TPY=$TRAIN_VENV/bin/python
+KIND=${READER_KIND:-bi}
 SHAPE=${READER_SHAPE:-L2x64}
 DEVICE=${READER_DEVICE:-auto}
 RELEASED=${RELEASED_DATA:-../shared/data}
@@ -35,14 +39,23 @@ for slice in prom-runbooks openshift-runbooks; do
     fi
 done
 nice -n 10 "$PY" -m quality.train.mine --out "$MINED" "${held[@]}"
-nice -n 10 "$TPY" -m quality.train.train --mined "$MINED" --base "$BASE" --out "$WEIGHTS" \
-    --shapes "$SHAPE" --device "$DEVICE"
-for reader in all fold-a fold-b; do
-    nice -n 10 "$TPY" -m quality.train.export --trained "$WEIGHTS/$SHAPE-$reader.safetensors" \
-        --base "$BASE" --out "$READERS/$reader" --check "$MINED"/train/*.jsonl
-done
+if [ "$KIND" = bi ]; then
+    nice -n 10 "$TPY" -m quality.train.train_bi --mined "$MINED" --base "$BASE" \
+        --out "$WEIGHTS/bi" --readers all fold-a fold-b
+    for reader in all fold-a fold-b; do
+        nice -n 10 "$TPY" -m quality.train.export_bi --trained "$WEIGHTS/bi/$reader" \
+            --base "$BASE" --out "$READERS/$reader" --mined "$MINED"
+    done
+else
+    nice -n 10 "$TPY" -m quality.train.train --mined "$MINED" --base "$BASE" --out "$WEIGHTS" \
+        --shapes "$SHAPE" --device "$DEVICE"
+    for reader in all fold-a fold-b; do
+        nice -n 10 "$TPY" -m quality.train.export --trained "$WEIGHTS/$SHAPE-$reader.safetensors" \
+            --base "$BASE" --out "$READERS/$reader" --check "$MINED"/train/*.jsonl
+    done
+fi
 nice -n 10 "$PY" -m quality.train.train_measure "$READERS/all" "$READERS/fold-a" "$READERS/fold-b" \
     --mined "$MINED"
 rm -rf enricher/search/reader
 cp -r "$READERS/all" enricher/search/reader
-echo "reader: enricher/search/reader/ is the $SHAPE reader; its numbers are in reader.json" >&2
+echo "reader: enricher/search/reader/ is the $KIND reader; its numbers are in reader.json" >&2

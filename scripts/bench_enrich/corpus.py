@@ -17,6 +17,7 @@ from urllib.parse import urlencode
 from enricher.index import schema
 from enricher.index.connect import open_index, open_local_mode
 from enricher.index.embedding import Embedder
+from enricher.search.reader import Reader
 from enricher.settings import Settings
 from ingest.cache import EmbeddingCache
 from ingest.chunking import chunk_markdown
@@ -113,7 +114,11 @@ def alert_bodies(
 
 
 def ensure_index(
-    books: list[Runbook], embedder: Embedder, rebuild: bool, local: bool = True
+    books: list[Runbook],
+    embedder: Embedder,
+    rebuild: bool,
+    local: bool = True,
+    reader: Reader | None = None,
 ) -> tuple[Path, dict[str, Any]]:
     """The QDRANT_PATH folder for `books`, built once and cached under .cache/bench: the
     index in qdrant-client's local mode and, copied from it by the upgrade path
@@ -123,7 +128,8 @@ def ensure_index(
 
     The build happens in `building-<key>` beside it and resumes there when a run is cut
     short: the corpus is written once, and the sync skips what the index already holds
-    (100k chunks take hours of embedding on two cores)."""
+    (100k chunks take hours of embedding on two cores). With a bi-encoder `reader`, each
+    chunk carries its reader vector, as `make ingest` writes it for the service."""
     options = SyncOptions.from_settings(Settings(), [])
     # Whatever decides what the index holds: the corpus, the models, the chunking and
     # embed-text recipes, the index contract (enricher/schema.py) and the client version.
@@ -131,7 +137,7 @@ def ensure_index(
     key = hashlib.sha256(json.dumps([
         GENERATOR_VERSION, SEED, len(books), embedder.identity.key, INDEX_RECIPE_VERSION,
         DOC_HASH_VERSION, options.chunk_max_chars, options.chunk_min_chars, contract,
-        BASE_URL, CORPUS_MTIME,
+        BASE_URL, CORPUS_MTIME, reader.digest if reader is not None else "",
         importlib.metadata.version("qdrant-client"), importlib.metadata.version("qdrant-edge-py"),
     ]).encode()).hexdigest()[:16]
     target = CACHE_DIR / f"enrich-{len(books)}docs-{key}"
@@ -167,7 +173,7 @@ def ensure_index(
 
     note(f"building the index for {len(books)} runbooks (once; cached in {CACHE_DIR}) ...")
     started = time.perf_counter()
-    syncer = Syncer(index, embedder, EmbeddingCache(None, "none"))
+    syncer = Syncer(index, embedder, EmbeddingCache(None, "none"), reader=reader)
     options = SyncOptions.from_settings(settings, [corpus], use_git=False)
     report = syncer.run(options, progress=progress)
     seconds = time.perf_counter() - started

@@ -18,7 +18,9 @@ from enricher.app import create_app
 from enricher.index.connect import open_local_mode
 from enricher.index.embedding import Embedder
 from enricher.index.engine import Index
+from enricher.search.confidence import load_model
 from enricher.search.reader import Reader
+from enricher.search.searcher import load_reader
 from enricher.service import Services
 from enricher.settings import Settings
 from enricher.slack.render import render_message
@@ -68,7 +70,10 @@ def bench_size(
 ) -> dict[str, Any]:
     books = corpus_for(setup.chunks)
     unindexed = runbooks(len(books) + 200, seed=SEED)[len(books):]
-    cached_qdrant, meta = ensure_index(books, embedder, setup.rebuild, local=setup.local_too)
+    reader = load_reader(Settings(models_dir=MODELS_DIR), load_model())
+    cached_qdrant, meta = ensure_index(
+        books, embedder, setup.rebuild, local=setup.local_too, reader=reader
+    )
     qdrant_path = work / f"qdrant-{setup.chunks}-{setup.engine}"
     copy_index(cached_qdrant, qdrant_path)
     redis_server.flush()

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, cast
 
+import numpy as np
+
 from enricher.alert import Alert
 from enricher.index import schema
 from enricher.index.embedding import Embedder, SparseVector
@@ -78,9 +80,15 @@ class TimedReader:
     def __init__(self, inner: Reader) -> None:
         self.inner = inner
 
-    def score(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+    def __getattr__(self, name: str) -> object:
+        """Everything else the searcher reads of its reader (digest, rerank_penalty)."""
+        return getattr(self.inner, name)
+
+    def score(
+        self, pairs: Sequence[tuple[str, str]], stored: Sequence[np.ndarray | None] = ()
+    ) -> list[float]:
         started = time.perf_counter()
-        logits = self.inner.score(pairs)
+        logits = self.inner.score(pairs, stored)
         if (probe := _probe()) is not None:
             probe.reader_s += time.perf_counter() - started
         return logits

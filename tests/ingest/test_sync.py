@@ -21,12 +21,14 @@ from enricher.index import schema
 from enricher.index.connect import open_index
 from enricher.index.embedding import Embedder, ModelIdentity
 from enricher.index.engine import EVERYTHING, Index
+from enricher.search.reader import Reader, passage_text, unpack
 from enricher.settings import Settings
 from ingest import sync as sync_module
 from ingest.cache import EmbeddingCache, connect
 from ingest.document import Document
 from ingest.sync import Syncer, SyncMemo, SyncOptions, SyncReport
 from scripts.local_redis import free_port
+from tests.tiny_reader import bi_folder
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -289,6 +291,39 @@ class TestRedisCache:
         assert (report.indexed_docs, report.skipped) == (2, 0)
         assert report.from_cache == report.embedded == report.indexed_chunks > 0
         assert sync(syncer, corpus).skipped == 2
+
+    def test_a_bi_encoder_reader_vector_rides_on_each_chunk(
+        self,
+        corpus: Path,
+        index: Index,
+        settings: Settings,
+        embedder: Embedder,
+        tmp_path: Path,
+    ) -> None:
+        """With a bi-encoder reader, each chunk stores the reader's vector of its passage
+        text and the reader's digest; a new reader re-indexes every document once (from
+        the embedding cache), and no reader re-indexes them without vectors."""
+        cache = EmbeddingCache(connect(settings.redis_url), embedder.identity.dense)
+        first = Reader(bi_folder(tmp_path / "a"))
+        sync(Syncer(index, embedder, cache, reader=first), corpus)
+        points, _ = index.scroll(EVERYTHING, 1000)
+        assert points
+        for point in points:
+            stored = unpack(point.payload[schema.F_READER_VECTOR])
+            (expected,) = first.passage_vectors([passage_text(point.payload)])
+            assert point.payload[schema.F_READER_MODEL] == first.digest
+            assert stored is not None and float(abs(stored - expected).max()) < 1e-3
+        assert sync(Syncer(index, embedder, cache, reader=first), corpus).skipped == 2
+        other = Reader(bi_folder(tmp_path / "b", passage_tokens=17))
+        other.digest = "0" * 16  # the same graph: stand in for a retrained one
+        report = sync(Syncer(index, embedder, cache, reader=other), corpus)
+        assert (report.indexed_docs, report.from_cache) == (2, report.embedded)
+        models = {p.payload[schema.F_READER_MODEL] for p in index.scroll(EVERYTHING, 1000)[0]}
+        assert models == {"0" * 16}
+        assert sync(make_syncer(index, settings, embedder), corpus).indexed_docs == 2
+        assert not any(
+            schema.F_READER_VECTOR in p.payload for p in index.scroll(EVERYTHING, 1000)[0]
+        )
 
     def test_cached_vectors_equal_fresh_ones(self, redis_url: str, embedder: Embedder) -> None:
         """What comes back from Redis is the vector that went in (float32 precision)."""

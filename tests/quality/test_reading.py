@@ -42,21 +42,26 @@ def _run(expected: str | None) -> Run:
 
 class TestReadRun:
     @pytest.mark.parametrize(
-        ("top_k", "rerank", "docs", "read"),
+        ("top_k", "penalty", "docs", "read"),
         [
-            (2, False, ("a", "b", "c", "d"), 2),
-            (3, False, ("a", "b", "c", "d"), 3),
-            (2, True, ("b", "a", "c", "d"), 2),
-            (3, True, ("c", "b", "a", "d"), 3),
+            (2, 0.0, ("a", "b", "c", "d"), 2),
+            (3, 0.0, ("a", "b", "c", "d"), 3),
+            (2, 0.1, ("b", "a", "c", "d"), 2),
+            (3, 0.1, ("c", "b", "a", "d"), 3),
+            # Each lead of 1.5 is worth more than a place at 1.0, less than one at 2.0.
+            (3, 1.0, ("c", "b", "a", "d"), 3),
+            (3, 2.0, ("a", "b", "c", "d"), 3),
+            (2, 2.0, ("a", "b", "c", "d"), 2),
         ],
     )
     def test_reads_the_first_k(
-        self, top_k: int, rerank: bool, docs: tuple[str, ...], read: int
+        self, top_k: int, penalty: float, docs: tuple[str, ...], read: int
     ) -> None:
-        """The first `top_k` candidates get the reader's features; with `rerank` the reader
-        orders them, and the example is the new first candidate, right or not."""
+        """The first `top_k` candidates get the reader's features; with a penalty the reader
+        orders them, each candidate's logit less the penalty for each place it stood below
+        the first, and the example is the new first candidate, right or not."""
         logits = ((-1.0, 0.5, 2.0), None)
-        out = read_run(_run("b"), logits, top_k, rerank)
+        out = read_run(_run("b"), logits, top_k, penalty)
         (outcome, top), named = out.scored
         assert top is not None
         assert named == _run("b").scored[1]

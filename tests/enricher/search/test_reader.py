@@ -1,18 +1,23 @@
 """The reader: its two texts (pure) and loading and scoring a real ONNX model folder.
 
-The model here is a tiny graph built with onnx's helper that honours the folder's
-contract: its logit is the number of the passage's tokens (token type 1) the attention
-mask keeps, so batching, padding, pair order and truncation are all visible in it.
+The models here are tiny graphs built with onnx's helper that honour the folder's
+contract. The cross-encoder's logit is the number of the passage's tokens (token type 1)
+the attention mask keeps, so batching, padding, pair order and truncation are all visible
+in it. The bi-encoder embeds a text of n tokens as (n, 1) at unit length, so the cosine of
+two texts says how many tokens each kept.
 """
 
 from __future__ import annotations
 
+import base64
 import json
+import math
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper
@@ -27,16 +32,23 @@ from enricher.search.evidence import reader_features
 from enricher.search.query import build_query
 from enricher.search.reader import (
     ALERT_CHARS,
+    BI,
+    BI_OUTPUT,
     INPUTS,
     PASSAGE_CHARS,
+    READER_DIR,
     Reader,
+    pack,
     passage_text,
+    reading_order,
     texts,
+    unpack,
 )
 from enricher.search.searcher import Searcher, load_reader
 from enricher.settings import Settings
 from scripts.index_copy import copy_index
 from tests.conftest import MODELS_DIR, open_engine
+from tests.tiny_reader import bi_folder
 
 TOKENIZER = MODELS_DIR / "all-MiniLM-L6-v2-int8" / "tokenizer.json"
 
@@ -233,6 +245,102 @@ class TestReader:
             Reader(_folder(tmp_path, model=model))
 
 
+def _cos(a: int, b: int) -> float:
+    """The tiny bi-encoder's cosine of texts of `a` and `b` tokens."""
+    return float((a * b + 1) / math.sqrt((a * a + 1) * (b * b + 1)))
+
+
+class TestBiReader:
+    def test_logit_is_the_scaled_cosine(self, tmp_path: Path) -> None:
+        """Each side is embedded apart, with its own [CLS] and [SEP], and the logit is
+        `scale * (cosine - shift)`; an alert read with several passages reads the same."""
+        reader = Reader(bi_folder(tmp_path))
+        pairs = [("disk full", "free space"), ("disk full", "free some space now"), ("x", "y")]
+        got = reader.score(pairs)
+        expected = [10.0 * (_cos(a, b) - 0.9) for a, b in ((4, 4), (4, 6), (3, 3))]
+        assert got == pytest.approx(expected, abs=1e-5)
+        assert reader.score(pairs[1:2]) == pytest.approx(got[1:2], abs=1e-6)
+        assert not reader.reorders
+
+    def test_each_side_has_its_length(self, tmp_path: Path) -> None:
+        """The alert is cut at `alert_tokens` and the passage at `passage_tokens`."""
+        reader = Reader(bi_folder(tmp_path, scale=1.0, shift=0.0))
+        (logit,) = reader.score([("alert " * 50, "runbook " * 50)])
+        assert logit == pytest.approx(_cos(8, 16), abs=1e-6)
+
+    def test_reads_stored_passage_vectors(self, tmp_path: Path) -> None:
+        """A passage's stored vector is read instead of embedding its text; a missing one,
+        or one of another length, is embedded."""
+        reader = Reader(bi_folder(tmp_path, scale=1.0, shift=0.0))
+        (other,) = reader.passage_vectors(["free some space on the node now"])
+        pairs = [("disk full", "free space")] * 3
+        got = reader.score(pairs, [other, None, other[:1]])
+        assert got[0] == pytest.approx(_cos(4, 9), abs=1e-6)
+        assert got[1:] == pytest.approx([_cos(4, 4)] * 2, abs=1e-6)
+
+    def test_a_packed_vector_round_trips(self, tmp_path: Path) -> None:
+        """What ingest stores is what search reads, to float16's precision."""
+        reader = Reader(bi_folder(tmp_path))
+        (vector,) = reader.passage_vectors(["free some space"])
+        back = unpack(pack(vector))
+        assert back is not None and back.shape == vector.shape
+        assert float(np.abs(back - vector).max()) < 1e-3
+        for junk in (None, "", "not base64!", 7, base64.b64encode(b"abc").decode()):
+            assert unpack(junk) is None
+
+    def test_a_cross_encoder_embeds_no_passage(self, tmp_path: Path) -> None:
+        with pytest.raises(ValueError, match="bi-encoder"):
+            Reader(_folder(tmp_path)).passage_vectors(["x"])
+
+    def test_digest_names_the_graph(self, tmp_path: Path) -> None:
+        """Two folders with the same graph share a digest; another graph has another."""
+        one, two = Reader(bi_folder(tmp_path / "a")), Reader(bi_folder(tmp_path / "b"))
+        assert one.digest == two.digest and len(one.digest) == 16
+        assert Reader(_folder(tmp_path / "c")).digest != one.digest
+
+    def test_reorders_with_a_penalty(self, tmp_path: Path) -> None:
+        reader = Reader(bi_folder(tmp_path, rerank_penalty=0.5))
+        assert reader.reorders and reader.rerank_penalty == 0.5
+
+    @pytest.mark.parametrize(
+        ("config", "named"),
+        [
+            ({"kind": "poly"}, "kind"),
+            ({"scale": None}, "scale"),
+            ({"alert_tokens": "64"}, "alert_tokens"),
+        ],
+    )
+    def test_broken_config(self, tmp_path: Path, config: dict[str, Any], named: str) -> None:
+        """An unknown kind or a bi-encoder without its scale or lengths stops the start."""
+        folder = bi_folder(tmp_path, **config)
+        with pytest.raises(ConfigError, match="READER_ENABLED=false") as caught:
+            Reader(folder)
+        assert named in str(caught.value)
+
+    def test_a_cross_graph_is_not_a_bi_encoder(self, tmp_path: Path) -> None:
+        """A folder that says bi but holds a cross-encoder's graph is refused at load."""
+        folder = bi_folder(tmp_path)
+        onnx.save(_graph(), str(folder / "model.onnx"))
+        with pytest.raises(ConfigError, match=BI_OUTPUT):
+            Reader(folder)
+
+
+class TestReadingOrder:
+    @pytest.mark.parametrize(
+        ("logits", "penalty", "order"),
+        [
+            ((0.0, 3.0, 1.0), 0.0, [0, 1, 2]),
+            ((0.0, 3.0, 1.0), 1.0, [1, 0, 2]),
+            ((0.0, 3.0, 1.0), 3.0, [0, 1, 2]),  # a tie keeps the fused order
+            ((0.0, 0.5, 4.0), 1.0, [2, 0, 1]),
+            ((), 1.0, []),
+        ],
+    )
+    def test_order(self, logits: tuple[float, ...], penalty: float, order: list[int]) -> None:
+        """By the logit less the penalty for each place below the first; none: fused."""
+        assert reading_order(logits, penalty) == order
+
+
 @pytest.fixture(scope="module")
 def searcher(
     golden_index: Path, embedder: Embedder, tmp_path_factory: pytest.TempPathFactory
@@ -244,6 +352,46 @@ def searcher(
     config = SearchConfig.from_settings(Settings(reader_top_k=2))
     yield Searcher(index, embedder, config, reader=Reader(_folder(root)))
     index.close()
+
+
+@pytest.fixture(scope="module")
+def reordering(
+    golden_index: Path, embedder: Embedder, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[Searcher, Searcher]]:
+    """The golden index searched without a reader, and with the tiny bi-encoder reading
+    the first three candidates and ordering them with a small penalty."""
+    root = tmp_path_factory.mktemp("bi")
+    copy_index(golden_index, root / "qdrant")
+    index = open_engine("edge", root / "qdrant")
+    config = SearchConfig.from_settings(Settings(reader_top_k=3))
+    # Long sides, so the passages' lengths tell them apart, and a scale that makes those
+    # small differences in cosine logits worth more than a place.
+    reader = Reader(
+        bi_folder(
+            root, alert_tokens=64, passage_tokens=256, scale=1e4, shift=0.99, rerank_penalty=0.1
+        )
+    )
+    yield Searcher(index, embedder, config), Searcher(index, embedder, config, reader=reader)
+    index.close()
+
+
+class TestReorderInSearch:
+    def test_the_read_candidates_take_the_readers_order(
+        self, reordering: tuple[Searcher, Searcher]
+    ) -> None:
+        """The candidates read are put in the reader's order (reading_order of its logits
+        over them in fused order); the others keep their places."""
+        plain, reading = reordering
+        alert = _alert("PaymentsPayoutsSlow", "Payouts to the bank are delayed", "Queue backs up")
+        fused = plain.rank(alert).candidates
+        read = reading.rank(alert).candidates
+        assert reading.reader is not None and len(fused) > 4
+        query = build_query(alert)
+        logits = reading.reader.score([texts(query, c.payload) for c in fused[:3]])
+        order = reading_order(logits, reading.reader.rerank_penalty)
+        assert order != [0, 1, 2]  # the tiny reader's lengths do reorder these three
+        assert [c.payload for c in read[:3]] == [fused[i].payload for i in order]
+        assert [c.payload for c in read[3:]] == [c.payload for c in fused[3:]]
 
 
 class TestInSearch:
@@ -294,6 +442,26 @@ class TestLoadReader:
         reader = load_reader(Settings(reader_enabled=enabled, reader_dir=folder), decision)
         assert (reader is not None) == loads
 
+    @pytest.mark.parametrize(
+        ("penalty", "decision", "loads"),
+        [(0.5, IGNORES, True), (0.0, IGNORES, False), (0.0, WEIGHS, True)],
+    )
+    def test_a_reordering_reader_loads_unweighed(
+        self, tmp_path: Path, penalty: float, decision: Model, loads: bool
+    ) -> None:
+        """Unset, a reader that orders what it reads is loaded even for a decision that
+        does not weigh its features; one that neither orders nor is weighed is not."""
+        folder = bi_folder(tmp_path, rerank_penalty=penalty)
+        reader = load_reader(Settings(reader_dir=folder), decision)
+        assert (reader is not None) == loads
+
+    def test_an_unreadable_config_is_said(self, tmp_path: Path) -> None:
+        """A present model whose config cannot be read stops the start, weighed or not."""
+        folder = bi_folder(tmp_path)
+        (folder / "config.json").write_text("{")
+        with pytest.raises(ConfigError, match="config"):
+            load_reader(Settings(reader_dir=folder), IGNORES)
+
     @pytest.mark.parametrize("enabled", [None, True])
     def test_a_broken_model_stops_the_start(self, tmp_path: Path, enabled: bool | None) -> None:
         """Asked for, a missing model is an error; present, a corrupt one is too."""
@@ -301,3 +469,51 @@ class TestLoadReader:
         (folder / ("tokenizer.json" if enabled is None else "model.onnx")).unlink()
         with pytest.raises(ConfigError, match=str(folder)):
             load_reader(Settings(reader_enabled=enabled, reader_dir=folder), WEIGHS)
+
+
+@pytest.fixture(scope="module")
+def shipped() -> Reader:
+    """The model folder that ships (enricher/search/reader/), as the service loads it."""
+    return Reader(READER_DIR)
+
+
+class TestShippedReader:
+    def test_the_folder_keeps_its_contract(self, shipped: Reader) -> None:
+        """A bi-encoder that orders what it reads, small enough to commit, trained without
+        the corpora its provenance says it never saw."""
+        assert shipped.kind == BI and shipped.reorders
+        assert (READER_DIR / "model.onnx").stat().st_size <= 25 * 1024 * 1024
+        assert shipped.provenance["kind"] == "bi"
+        assert shipped.provenance["int8"]["vs_fp32"]["correlation"] > 0.99
+        assert set(shipped.provenance["calibration"]["fitted_on"]) == {
+            "prom-runbooks",
+            "openshift-runbooks",
+        }
+
+    def test_reads_a_renamed_alert_as_its_runbooks(self, shipped: Reader) -> None:
+        """A renamed alert reads closer to its own runbook than to its sibling's."""
+        query = build_query(
+            _alert(
+                "PgStandbyFallingBehind",
+                "Standby is replaying WAL slowly",
+                "The standby database is 300 seconds behind the primary",
+            )
+        )
+        lag = _payload(
+            **{
+                schema.F_TITLE: "PostgresReplicationLag",
+                schema.F_SECTION: "Diagnosis",
+                schema.F_TEXT: "The replica falls behind the primary. Compare the replay LSN "
+                "of the replica with the primary's and check the WAL receiver.",
+            }
+        )
+        disk = _payload(
+            **{
+                schema.F_TITLE: "PostgresDiskFull",
+                schema.F_SECTION: "Mitigation",
+                schema.F_TEXT: "The data volume is above 90 percent. Remove shipped WAL "
+                "archives and grow the volume.",
+            }
+        )
+        right, sibling = shipped.score([texts(query, lag), texts(query, disk)])
+        assert right > sibling

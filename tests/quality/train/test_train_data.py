@@ -9,6 +9,7 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from enricher.alert import Alert
@@ -22,6 +23,7 @@ from quality.train.train_data import (
     auc,
     batches,
     corpus_of,
+    fit_logit,
     folds,
     manifest_hash,
     margin_auc,
@@ -176,3 +178,13 @@ class TestMeasure:
         assert margin_auc(lists, apart) == pytest.approx(1.0)
         alike = [[0.9, 0.2], [0.9, 0.2], [0.8, 0.3, 0.1], [0.9]]
         assert margin_auc(lists, alike) == pytest.approx(0.25)
+
+    def test_fit_logit_recovers_a_logistic_law(self) -> None:
+        """Labels drawn from sigmoid(8 * (x - 0.6)) give back about that scale and shift,
+        and the shift is where the fitted probability is one half."""
+        rng = np.random.default_rng(3)
+        x = rng.uniform(0.0, 1.0, 20_000)
+        y = (rng.uniform(0.0, 1.0, x.size) < 1 / (1 + np.exp(-8.0 * (x - 0.6)))).astype(int)
+        scale, shift = fit_logit(list(x), list(y))
+        assert scale == pytest.approx(8.0, rel=0.1)
+        assert shift == pytest.approx(0.6, abs=0.02)
