@@ -48,6 +48,8 @@ ALERT_CHARS = 600
 PASSAGE_CHARS = 1200
 #: Names read per runbook (title and listed alert names); a unit rarely has more than two.
 PASSAGE_NAMES = 4
+#: Passages a bi-encoder embeds per ONNX run (Reader.passage_vectors).
+PASSAGE_BATCH = 16
 #: The shipped model folder (quality/train makes it; docs/RETRIEVAL.md, "The reader").
 READER_DIR = Path(__file__).with_name("reader")
 #: The ONNX graph's inputs and output, the contract of the model folder.
@@ -122,6 +124,9 @@ class Reader:
             options = ort.SessionOptions()
             options.intra_op_num_threads = 1
             options.inter_op_num_threads = 1
+            # No arena: it would keep the largest batch's buffers (ingest's passages) for
+            # the life of the serving process.
+            options.enable_cpu_mem_arena = False
             graph = (folder / "model.onnx").read_bytes()
             #: Which model made a stored passage vector: a vector of another is not read.
             self.digest = hashlib.sha256(graph).hexdigest()[:16]
@@ -184,7 +189,15 @@ class Reader:
             raise ValueError("only a bi-encoder reader embeds passages apart")
         if not passages:
             return np.zeros((0, 0), dtype=np.float32)
-        return self._run(self._tokenizer.encode_batch(list(passages)))
+        # In small batches: ONNX Runtime's arena keeps its largest allocation for the life
+        # of the process, and one batch of ingest's hundreds of passages would hold
+        # hundreds of MB of attention scores in the serving process.
+        return np.concatenate(
+            [
+                self._run(self._tokenizer.encode_batch(list(passages[i : i + PASSAGE_BATCH])))
+                for i in range(0, len(passages), PASSAGE_BATCH)
+            ]
+        )
 
     def _run(self, encoded: Sequence[Encoding]) -> np.ndarray:
         arrays = {
