@@ -413,10 +413,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--reader-top-k", type=int, default=3, metavar="K")
     parser.add_argument(
-        "--rerank-cos", type=float, metavar="LAMBDA",
-        help="the reader orders its top K, a place in the fused order costing LAMBDA in its "
-        "cosine (a bi-encoder) or logit; unset: as each model folder says",
-    )
+        "--rerank-cos", type=float, metavar="LAMBDA", help="the reader orders its top K, "
+        "a place costing LAMBDA in cosine or logit (unset: as each model folder says)")
     parser.add_argument(
         "--compare", action="store_true", help="baseline, today, refit, reader per corpus"
     )
