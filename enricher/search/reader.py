@@ -170,9 +170,8 @@ class Reader:
         alerts = sorted({a for a, _ in cut})
         alert_rows = self._run(self._alert_tokenizer.encode_batch(alerts))
         dim = alert_rows.shape[1]
-        known = [v if v is not None and v.shape == (dim,) else None for v in stored] or [
-            None
-        ] * len(cut)
+        given = list(stored) or [None] * len(cut)
+        known = [v if v is not None and v.shape == (dim,) else None for v in given]
         missing = [i for i, v in enumerate(known) if v is None]
         fresh = iter(self.passage_vectors([cut[i][1] for i in missing]) if missing else ())
         passages = [v if v is not None else next(fresh) for v in known]
