@@ -91,7 +91,12 @@ def penalty(folder: Path, rerank_cos: float | None) -> float:
 def read_run(run: Run, read_logits: Logits, top_k: int, penalty: float) -> Run:
     """`run` as the searcher with this reader would have decided it: the first `top_k`
     scored candidates read, and ordered among them as the reader orders them
-    (enricher.search.reader.reading_order; a penalty of 0 keeps the fused order)."""
+    (enricher.search.reader.reading_order; a penalty of 0 keeps the fused order).
+
+    Every read search is reordered here, whatever the decision. The searcher skips the
+    reader when no candidate it would read reaches a bar (Searcher._worth_reading), so
+    on those pages it keeps the fused order; either way such a page names none of them,
+    and only the probability of its unnamed first candidate (which ECE counts) differs."""
     scored: list[tuple[Outcome, tuple[float, ...] | None]] = []
     examples: list[Example] = []
     for (outcome, features), read, values in zip(run.scored, run.reads, read_logits, strict=True):

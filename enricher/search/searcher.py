@@ -255,7 +255,7 @@ class Searcher:
         read = [i for i, c in enumerate(found) if c.features][: self.config.reader_top_k]
         known = bool(read) and values[read[0]].get("known_share", 1.0) >= self.model.known_floor
         order = list(range(len(found)))
-        if self.reader is not None and known:
+        if self.reader is not None and known and self._worth_reading(values, read):
             pairs = [reader_texts(query, found[i].payload) for i in read]
             logits = self.reader.score(pairs, [self._stored(found[i].payload) for i in read])
             for i, extra in zip(read, evidence.reader_features(logits), strict=True):
@@ -269,6 +269,16 @@ class Searcher:
             else found[i]
             for i in order
         ]
+
+    def _worth_reading(self, values: Sequence[Mapping[str, float]], read: Sequence[int]) -> bool:
+        """Whether what the reader says can change the page: always when the decision
+        weighs it; otherwise only when a candidate it would read is shown, as a match or
+        a lead. Below both bars the page names none of them in any order, so it does not
+        wait for the reader (about 9 ms at 10k chunks, docs/PERFORMANCE.md)."""
+        if set(self.model.features) & set(evidence.READER_FEATURES):
+            return True
+        floor = min(self.model.lead_floor, self.config.threshold, self.config.global_threshold)
+        return any(self.model.probability(values[i]) >= floor for i in read)
 
     def _stored(self, payload: Mapping[str, Any]) -> np.ndarray | None:
         """The chunk's passage vector as ingest stored it, when this reader made it."""

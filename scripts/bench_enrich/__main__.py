@@ -60,6 +60,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--engines", default="edge,local",
                         help="engines per size: edge (qdrant-edge, the default) and/or local "
                              "(qdrant-client local mode, for comparison)")
+    parser.add_argument("--no-reader", action="store_true",
+                        help="serve the same index without the reader (its cost, as an A/B; "
+                             "with --sync-interval 0, or the sync re-indexes without it)")
     parser.add_argument("--out", type=Path, help="also write the JSON result here")
     parser.add_argument("--burst-client", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--url", help=argparse.SUPPRESS)
@@ -88,7 +91,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     engine: bench_size(
                         SizeSetup(chunks, engine, args.alerts, args.burst, args.burst_threads,
                                   args.workers, args.drain_timeout, args.rebuild,
-                                  args.sync_interval, "local" in args.engines.split(",")),
+                                  args.sync_interval, "local" in args.engines.split(","),
+                                  not args.no_reader),
                         embedder, redis_server, fake, Path(tmp))
                     for engine in args.engines.split(",")
                 }

@@ -62,6 +62,9 @@ class SizeSetup:
     sync_interval_s: float = 0.0
     #: Whether the local mode is benchmarked too at this size (its index is then built there).
     local_too: bool = True
+    #: Whether the service reads with the shipped reader. Off, it serves the same index
+    #: (built with the reader's vectors) without it: the reader's cost on the same pages.
+    reader: bool = True
 
 
 def bench_size(
@@ -87,6 +90,7 @@ def bench_size(
         slack_api_url=fake.url, allow_unauthenticated=True, workers=setup.workers,
         runbook_base_url=BASE_URL, runbook_roots=(str(root),) if root else (),
         sync_interval_s=max(setup.sync_interval_s, 1), sync_use_git=False,
+        reader_enabled=None if setup.reader else False,
     )
     # Typed as the real parts: the wrappers delegate every call the service makes.
     timed_embedder = cast(Embedder, TimedEmbedder(embedder))

@@ -341,6 +341,12 @@ class TestReadingOrder:
         assert reading_order(logits, penalty) == order
 
 
+#: A decision that shows every candidate (each at sigmoid(cosine) >= 0.5), so every page
+#: is worth reading; one that shows none (Searcher._worth_reading).
+SHOWS = Model(("cosine",), (0.0,), (1.0,), (1.0,), 0.0, lead_floor=0.0)
+QUIET = Model(("cosine",), (0.0,), (1.0,), (1.0,), -50.0, lead_floor=0.05)
+
+
 @pytest.fixture(scope="module")
 def searcher(
     golden_index: Path, embedder: Embedder, tmp_path_factory: pytest.TempPathFactory
@@ -350,7 +356,7 @@ def searcher(
     copy_index(golden_index, root / "qdrant")
     index = open_engine("edge", root / "qdrant")
     config = SearchConfig.from_settings(Settings(reader_top_k=2))
-    yield Searcher(index, embedder, config, reader=Reader(_folder(root)))
+    yield Searcher(index, embedder, config, SHOWS, Reader(_folder(root)))
     index.close()
 
 
@@ -371,8 +377,9 @@ def reordering(
             root, alert_tokens=64, passage_tokens=256, scale=1e4, shift=0.99, rerank_penalty=0.1
         )
     )
-    yield Searcher(index, embedder, config), Searcher(index, embedder, config, reader=reader)
+    yield Searcher(index, embedder, config, SHOWS), Searcher(index, embedder, config, SHOWS, reader)
     index.close()
+
 
 
 class TestReorderInSearch:
@@ -392,6 +399,22 @@ class TestReorderInSearch:
         assert order != [0, 1, 2]  # the tiny reader's lengths do reorder these three
         assert [c.payload for c in read[:3]] == [fused[i].payload for i in order]
         assert [c.payload for c in read[3:]] == [c.payload for c in fused[3:]]
+
+    def test_a_page_that_names_none_of_them_is_not_read(
+        self, reordering: tuple[Searcher, Searcher]
+    ) -> None:
+        """With a decision that shows none of the candidates the reader would read (each
+        below the lead floor and the match bars), the page names none of them in any order:
+        the fused order stands and the reader is not asked (no candidate has its features).
+        The same alert is reordered under a decision that shows them (the test above)."""
+        plain, reading = reordering
+        alert = _alert("PaymentsPayoutsSlow", "Payouts to the bank are delayed", "Queue backs up")
+        fused = Searcher(plain.index, plain.embedder, plain.config, QUIET).rank(alert)
+        unread = Searcher(reading.index, reading.embedder, reading.config, QUIET, reading.reader)
+        candidates = unread.rank(alert).candidates
+        assert len(candidates) > 3 and all(c.score < 0.05 for c in candidates)
+        assert [c.payload for c in candidates] == [c.payload for c in fused.candidates]
+        assert not any("reader" in c.features for c in candidates)
 
 
 class TestInSearch:
