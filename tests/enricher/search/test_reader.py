@@ -540,3 +540,16 @@ class TestShippedReader:
         )
         right, sibling = shipped.score([texts(query, lag), texts(query, disk)])
         assert right > sibling
+
+    def test_a_passage_reads_the_same_whatever_is_embedded_beside_it(
+        self, shipped: Reader
+    ) -> None:
+        """The int8 graph quantizes activations over the whole batch, so a chunk's stored
+        vector must not come from a batch: alone, it depends on its own text only. Batched
+        with a long neighbour, the shipped graph gives this passage another vector."""
+        short = "Disk Full. Mitigation. Grow the volume."
+        long = " ".join(["The replica falls behind the primary and the WAL receiver stalls."] * 12)
+        alone = shipped.passage_vectors([short])[0]
+        assert np.array_equal(shipped.passage_vectors([long, short, long])[1], alone)
+        batched = shipped._run(shipped._tokenizer.encode_batch([long, short]))[1]
+        assert not np.array_equal(batched, alone)
