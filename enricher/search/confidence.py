@@ -52,11 +52,16 @@ class Model:
     #: runs without the reader (READER_ENABLED=false, or no model folder).
     without_reader: Model | None = None
 
+    @property
+    def weighs_reader(self) -> bool:
+        """Whether the decision weighs what the reader says (`READER_FEATURES`)."""
+        return bool(set(self.features) & set(READER_FEATURES))
+
     def reads(self, present: bool) -> Model:
         """The model to decide with when the reader is `present` or not: without it, a
         model that weighs the reader would read its features as 0, the lowest evidence
         there is, and show every probability too low."""
-        if present or not set(self.features) & set(READER_FEATURES):
+        if present or not self.weighs_reader:
             return self
         if self.without_reader is None:
             raise ConfigError(

@@ -275,7 +275,7 @@ class Searcher:
         weighs it; otherwise only when a candidate it would read is shown, as a match or
         a lead. Below both bars the page names none of them in any order, so it does not
         wait for the reader (about 9 ms at 10k chunks, docs/PERFORMANCE.md)."""
-        if set(self.model.features) & set(evidence.READER_FEATURES):
+        if self.model.weighs_reader:
             return True
         floor = min(self.model.lead_floor, self.config.threshold, self.config.global_threshold)
         return any(self.model.probability(values[i]) >= floor for i in read)
@@ -462,7 +462,7 @@ def load_reader(settings: Settings, model: Model) -> Reader | None:
     folder = settings.reader_dir or READER_DIR
     if settings.reader_enabled is False:
         return None
-    weighed = bool(set(model.features) & set(evidence.READER_FEATURES))
+    weighed = model.weighs_reader
     present = (folder / "model.onnx").is_file()
     if settings.reader_enabled is None and not (present and (weighed or reorders(folder))):
         return None
