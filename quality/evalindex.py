@@ -83,12 +83,23 @@ class EvalIndex:
             for p in payloads
         }
 
-    def searcher(self, config: SearchConfig | None = None, model: Model | None = None) -> Searcher:
-        """The webhook's searcher (configured from settings), or one with `config`/`model`."""
-        if config is None and model is None:
-            return build_searcher(self.settings, self.index, self.embedder)
-        config = config or SearchConfig.from_settings(self.settings)
-        return Searcher(self.index, self.embedder, config, model)
+    def searcher(
+        self, config: SearchConfig | None = None, model: Model | None = None, *, read: bool = True
+    ) -> Searcher:
+        """The webhook's searcher as settings build it: its decision and its reader, with
+        `config` in place of the settings' recipe when given (the eval's ablations), and
+        without the reader when not `read` (mining listings for the reader to train on).
+        With `model`, that decision and no reader: features collected for a fit
+        (quality.calibrate) come before any reader, which is applied afterwards
+        (quality.reading)."""
+        if model is not None:
+            config = config or SearchConfig.from_settings(self.settings)
+            return Searcher(self.index, self.embedder, config, model)
+        served = build_searcher(self.settings, self.index, self.embedder)
+        if config is None and read:
+            return served
+        reader = served.reader if read else None
+        return Searcher(self.index, self.embedder, config or served.config, served.model, reader)
 
     def close(self) -> None:
         self.index.close()

@@ -62,7 +62,7 @@ def mine(source: Source, settings: Settings, depth: int = DEPTH) -> Iterator[Lis
         print(f"mine: {source.name}: {len(errors)} unusable case lines skipped", file=sys.stderr)
     now = datetime.now(UTC)
     with EvalIndex(source.corpus, settings) as idx:
-        searcher = idx.searcher(SearchConfig.from_settings(settings))
+        searcher = idx.searcher(SearchConfig.from_settings(settings), read=False)
         for case in cases:
             twins = [False, True] if case.expected_key in idx.doc_ids else [False]
             for leave_out in twins:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ import pytest
 from enricher.feedback.export import cases as export_cases
 from enricher.index.embedding import Embedder
 from enricher.settings import Settings
+from quality.calibrate import neutral_model
 from quality.cases import Case, load_cases
 from quality.evalindex import EvalIndex
 from quality.metrics import compute_metrics
@@ -90,3 +92,24 @@ def test_an_export_replays(index: EvalIndex, golden_cases: list[Case], tmp_path:
     result = replay(index, cases, book_from_export(exported, cases))
     assert not all(b.right for b in result.before), "some confirmed case was missed before"
     assert all(a.right and a.tier == "feedback" for a in result.after)
+
+
+class TestEvalSearcher:
+    """`make eval` judges the searcher the webhook serves: the shipped reader included,
+    also under the ablations' configs."""
+
+    def test_the_served_searcher_reads(self, index: EvalIndex) -> None:
+        served = index.searcher()
+        assert served.reader is not None and served.reader.reorders
+
+    def test_a_config_keeps_the_reader(self, index: EvalIndex) -> None:
+        config = replace(index.searcher().config, mode="dense")
+        searcher = index.searcher(config)
+        assert searcher.config.mode == "dense" and searcher.reader is not None
+
+    def test_mining_and_fitting_do_not_read(self, index: EvalIndex) -> None:
+        """Mining for the reader's training asks for no reader; a fit's collection passes
+        its own decision, and the reader is applied afterwards (quality.reading)."""
+        config = index.searcher().config
+        assert index.searcher(config, read=False).reader is None
+        assert index.searcher(config, neutral_model()).reader is None
