@@ -2,9 +2,10 @@
 
 Collecting a corpus's searches (quality.calibrate.collect) keeps, for every search the
 decision weighs, each scored candidate's features and the reader's (alert, passage) pair
-(`calibrate.Read`). A reader is applied afterwards, here: its logits for the first
-`top_k` candidates become their `reader` and `reader_margin` features, exactly as the
-searcher computes them (enricher.search.evidence.reader_features), and the search's
+(`calibrate.Read`). The searcher's order is applied afterwards, here (`read_run`): the
+scored candidates most probable first under a given decision, then a reader's logits for
+the first `top_k` of them become their `reader` and `reader_margin` features, exactly as
+the searcher computes them (enricher.search.evidence.reader_features), and the search's
 example for the decision is its (possibly re-read) first candidate. So one collection
 serves every reader, and a corpus a reader was trained on is never scored by it:
 
@@ -24,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from enricher.search.confidence import Model
 from enricher.search.evidence import FEATURES, reader_features
 from enricher.search.reader import Reader, reading_order
 from quality.calibrate import Example, Read, Run
@@ -88,22 +90,28 @@ def penalty(folder: Path, rerank_cos: float | None) -> float:
     return rerank_cos * float(config.get("scale") or 1.0)
 
 
-def read_run(run: Run, read_logits: Logits, top_k: int, penalty: float) -> Run:
-    """`run` as the searcher with this reader would have decided it: the first `top_k`
-    scored candidates read, and ordered among them as the reader orders them
-    (enricher.search.reader.reading_order; a penalty of 0 keeps the fused order).
+def read_run(
+    run: Run, model: Model, read_logits: Logits | None = None, top_k: int = 0, penalty: float = 0.0
+) -> Run:
+    """`run` as the searcher decides it (Searcher._decided): each search's scored
+    candidates ordered by `model`'s probability, then, with `read_logits`, the first
+    `top_k` of that order read and ordered as the reader orders them
+    (enricher.search.reader.reading_order; a penalty of 0 keeps their order).
+    `read_logits` holds the reader's logit for every scored candidate, in fused order.
 
     Every read search is reordered here, whatever the decision. The searcher skips the
     reader when no candidate it would read reaches a bar (Searcher._worth_reading), so
-    on those pages it keeps the fused order; either way such a page names none of them,
-    and only the probability of its unnamed first candidate (which ECE counts) differs."""
+    on those pages it keeps the probability order; either way such a page names none of
+    them, and only the probability of its unnamed first candidate (which ECE counts)
+    differs."""
+    per_search = read_logits if read_logits is not None else (None,) * len(run.reads)
     scored: list[tuple[Outcome, tuple[float, ...] | None]] = []
     examples: list[Example] = []
-    for (outcome, features), read, values in zip(run.scored, run.reads, read_logits, strict=True):
-        if read is None or values is None or features is None:
+    for (outcome, features), read, values in zip(run.scored, run.reads, per_search, strict=True):
+        if read is None or features is None or not read.features:
             scored.append((outcome, features))
             continue
-        outcome, top = _read_one(outcome, read, values, top_k, penalty)
+        outcome, top = _read_one(outcome, read, model, values, top_k, penalty)
         scored.append((outcome, top))
         right = outcome.expected is not None and outcome.docs[:1] == (outcome.expected,)
         examples.append(Example(run.corpus, top, right))
@@ -111,13 +119,22 @@ def read_run(run: Run, read_logits: Logits, top_k: int, penalty: float) -> Run:
 
 
 def _read_one(
-    outcome: Outcome, read: Read, values: Sequence[float], top_k: int, penalty: float
+    outcome: Outcome,
+    read: Read,
+    model: Model,
+    values: Sequence[float] | None,
+    top_k: int,
+    penalty: float,
 ) -> tuple[Outcome, tuple[float, ...]]:
-    k = min(top_k, len(read.features), len(values))
     rows = [dict(zip(FEATURES, f, strict=True)) for f in read.features]
-    for row, extra in zip(rows, reader_features(values[:k]), strict=False):
-        row.update(extra)
-    order = reading_order(values[:k], penalty) + list(range(k, len(rows)))
+    probs = [model.probability(row) for row in rows]
+    order = sorted(range(len(rows)), key=lambda i: -probs[i])
+    if values is not None:
+        read_first = order[: min(top_k, len(values))]
+        said = [values[i] for i in read_first]
+        for i, extra in zip(read_first, reader_features(said), strict=True):
+            rows[i].update(extra)
+        order[: len(read_first)] = [read_first[j] for j in reading_order(said, penalty)]
     docs = tuple(outcome.docs[i] for i in order) + outcome.docs[len(rows) :]
     scores = tuple(outcome.scores[i] for i in order) + outcome.scores[len(rows) :]
     top = tuple(rows[order[0]][f] for f in FEATURES)

@@ -9,15 +9,13 @@ better mean over the held-out corpora breaks the tie); `--fit` then fits the shi
 model on all four and writes it, with what it was fitted on.
 
 Every case runs twice (quality.calibrate.collect): as written, and with its runbook left
-out of the index, the near miss of an alert nobody wrote a runbook for. The searches are
-collected once per corpus and cached (`--cache`); fitting and scoring are pure and take
-seconds, so feature sets and bars can be compared side by side.
+out of the index (a near miss). The searches are collected once per corpus and cached
+(`--cache`), then ordered as the searcher orders them under `--today` (quality.reading);
+fitting and scoring are pure and take seconds.
 
-Per held-out corpus it reports, over the scored split: positives matched and right, the
-first runbook on the page right (matched, or named as the leading lead), renamed and
-reworded alerts matched and right, false matches over matched answers, near misses (the
-real ones and the left-out twins) answered "no confident match", noise likewise, and the
-expected calibration error of the first runbook's shown probability (10 equal-width bins).
+Per held-out corpus it reports, over the scored split, the cells of quality.pages: matched
+and right, first runbook on the page, renamed and reworded, false matches, near misses,
+left-out twins and noise answered "no confident match", and the calibration error.
 """
 
 from __future__ import annotations
@@ -33,6 +31,7 @@ from pathlib import Path
 
 from enricher import logs
 from enricher.search.confidence import MODEL_PATH, Model, load_model
+from enricher.search.decide import SearchConfig
 from enricher.search.evidence import FEATURES, READER_FEATURES
 from enricher.settings import load_settings
 from quality import reading
@@ -304,22 +303,23 @@ def read_all(
     readers: Path,
     cache: Path,
     top_k: int,
+    model: Model,
     rerank_cos: float | None = None,
 ) -> list[Searches]:
-    """Each corpus's searches as the searcher with a reader decides them, read by the
-    reader that never saw that corpus (quality.reading); a corpus no reader may read is
-    left unread (its reader features 0), and says so."""
+    """Each corpus's searches as the searcher decides them under `model`, read by the
+    reader that never saw that corpus (quality.reading), which reads every scored
+    candidate once (cached); a corpus no reader may read is left unread, and says so."""
     collection = frozenset(s.corpus.name for s in searches if s.corpus.collection)
     out: list[Searches] = []
     for s in searches:
         folder = reading.reader_for(s.corpus.name, readers, collection)
         if folder is None:
             print(f"no reader may read {s.corpus.name}: left unread", file=sys.stderr)
-            out.append(s)
+            out.append(Searches(s.corpus, reading.read_run(s.run, model)))
             continue
-        found = reading.logits(s.corpus.name, s.run, folder, cache, top_k)
+        found = reading.logits(s.corpus.name, s.run, folder, cache, SearchConfig.scored)
         penalty = reading.penalty(folder, rerank_cos)
-        out.append(Searches(s.corpus, reading.read_run(s.run, found, top_k, penalty)))
+        out.append(Searches(s.corpus, reading.read_run(s.run, model, found, top_k, penalty)))
     return out
 
 
@@ -431,14 +431,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     how = Fitting(args.balanced, frozenset(args.judged_only))
     logs.configure(json=False, level="WARNING")
-    searches = collect_all(args.cache, args.synthetic, args.refresh)
-    unread = searches
+    today = load_model(args.today)
+    collected = collect_all(args.cache, args.synthetic, args.refresh)
+    # The searcher's order without a reader: the scored candidates most probable first.
+    searches = unread = [Searches(s.corpus, reading.read_run(s.run, today)) for s in collected]
     if args.readers is not None:
-        searches = read_all(searches, args.readers, args.cache, args.reader_top_k, args.rerank_cos)
+        top_k, cos = args.reader_top_k, args.rerank_cos
+        searches = read_all(collected, args.readers, args.cache, top_k, today, cos)
     if args.compare:
-        print(compare_table(
-            unread, searches, [*SHIPPED, *READER_FEATURES], load_model(args.today), how
-        ))
+        print(compare_table(unread, searches, [*SHIPPED, *READER_FEATURES], today, how))
     sets: list[tuple[str, Sequence[str]]] = [("shipped", SHIPPED)]
     if args.readers is not None:
         sets.append(("+ the reader", [*SHIPPED, *READER_FEATURES]))

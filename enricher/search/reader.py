@@ -148,7 +148,8 @@ class Reader:
     def reorders(self) -> bool:
         """Whether the reader orders the candidates it read (`rerank_penalty` > 0): by its
         logit less `rerank_penalty` for each place a candidate stood below the first in
-        the search's fused order, so the reader overturns the search only by a margin."""
+        the search's order (most probable first), so the reader overturns the search only
+        by a margin."""
         return self.rerank_penalty > 0
 
     def score(
@@ -221,9 +222,9 @@ def reorders(folder: Path) -> bool:
 
 
 def reading_order(logits: Sequence[float], penalty: float) -> list[int]:
-    """The order of candidates read in fused order, by the reader: each by its logit less
-    `penalty` for each place below the first; ties keep the fused order. With no penalty
-    (a reader that does not reorder) the fused order stands."""
+    """The order of the candidates read (given in the search's order), by the reader:
+    each by its logit less `penalty` for each place below the first; ties keep the
+    search's order. With no penalty (a reader that does not reorder) that order stands."""
     if penalty <= 0:
         return list(range(len(logits)))
     return sorted(range(len(logits)), key=lambda i: (-(logits[i] - penalty * i), i))

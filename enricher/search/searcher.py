@@ -245,32 +245,36 @@ class Searcher:
         )
 
     def _decided(self, query: Query, found: Sequence[Candidate]) -> list[Candidate]:
-        """The scored candidates with their probabilities, once the reader (when there is
-        one) has read the alert with each of the first `reader_top_k` of them. An alert
-        the corpus barely speaks of is not read: its probability is 0 whatever the reader
-        says (confidence.Model.known_floor), and an off-topic page need not wait for it.
-        A reader that reorders (Reader.reorders) puts the candidates it read in its own
-        order (reader.reading_order); the rest keep their places."""
+        """The candidates with their probabilities, in the page's order. The scored ones
+        go first, most probable first (ties keep the fused order): the probability is the
+        decision's estimate that a candidate is the alert's runbook, and on corpora the
+        decision never saw it puts that runbook first more often than the fusion does
+        (docs/RETRIEVAL.md, "The most probable first"). Then the reader, when there is
+        one, reads the alert with each of the first `reader_top_k` of them. An alert the
+        corpus barely speaks of is not read: its probability is 0 whatever the reader says
+        (confidence.Model.known_floor), and an off-topic page need not wait for it. A
+        reader that reorders (Reader.reorders) puts the candidates it read in its own
+        order (reader.reading_order). Unscored candidates follow in fused order."""
         values = [dict(c.features) for c in found]
-        read = [i for i, c in enumerate(found) if c.features][: self.config.reader_top_k]
+        probs = [self.model.probability(v) if v else 0.0 for v in values]
+        scored = sorted((i for i, c in enumerate(found) if c.features), key=lambda i: -probs[i])
+        order = scored + [i for i, c in enumerate(found) if not c.features]
+        read = scored[: self.config.reader_top_k]
         known = bool(read) and values[read[0]].get("known_share", 1.0) >= self.model.known_floor
-        order = list(range(len(found)))
-        if self.reader is not None and known and self._worth_reading(values, read):
+        if self.reader is not None and known and self._worth_reading(probs, read):
             pairs = [reader_texts(query, found[i].payload) for i in read]
             logits = self.reader.score(pairs, [self._stored(found[i].payload) for i in read])
             for i, extra in zip(read, evidence.reader_features(logits), strict=True):
                 values[i].update(extra)
+                probs[i] = self.model.probability(values[i])
             ranked = reading_order(logits, self.reader.rerank_penalty)
-            for slot, j in zip(read, ranked, strict=True):
-                order[slot] = read[j]
+            order[: len(read)] = [read[j] for j in ranked]
         return [
-            replace(found[i], score=self.model.probability(values[i]), features=values[i])
-            if found[i].features
-            else found[i]
+            replace(found[i], score=probs[i], features=values[i]) if found[i].features else found[i]
             for i in order
         ]
 
-    def _worth_reading(self, values: Sequence[Mapping[str, float]], read: Sequence[int]) -> bool:
+    def _worth_reading(self, probs: Sequence[float], read: Sequence[int]) -> bool:
         """Whether what the reader says can change the page: always when the decision
         weighs it; otherwise only when a candidate it would read is shown, as a match or
         a lead. Below both bars the page names none of them in any order, so it does not
@@ -278,7 +282,7 @@ class Searcher:
         if self.model.weighs_reader:
             return True
         floor = min(self.model.lead_floor, self.config.threshold, self.config.global_threshold)
-        return any(self.model.probability(values[i]) >= floor for i in read)
+        return any(probs[i] >= floor for i in read)
 
     def _stored(self, payload: Mapping[str, Any]) -> np.ndarray | None:
         """The chunk's passage vector as ingest stored it, when this reader made it."""

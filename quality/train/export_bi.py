@@ -12,8 +12,9 @@ candidate is the alert's runbook" on the int8 cosines of the `--fit` lists, whic
 reader never saw (the released dev slices, mined for measuring). So the reader's
 probability means what it says before the decision weighs it. `rerank_penalty` is
 `--rerank-cos` in that logit's units: the cosine a candidate must lead by, for each place
-it stood lower in the fused order, to be put first (docs/RETRIEVAL.md, "A bi-encoder
-reader, trained on the CPU").
+it stood lower in the searcher's order (most probable first), to be put first
+(docs/RETRIEVAL.md, "A bi-encoder reader, trained on the CPU" and "The most probable
+first").
 """
 
 from __future__ import annotations
@@ -178,7 +179,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--base", type=Path, required=True, help="the MiniLM weights folder")
     parser.add_argument("--out", type=Path, required=True, help="the model folder to write")
     parser.add_argument("--mined", type=Path, required=True, help="quality.train.mine's --out")
-    parser.add_argument("--rerank-cos", type=float, default=0.1, metavar="LAMBDA")
+    parser.add_argument("--rerank-cos", type=float, default=0.16, metavar="LAMBDA")
     args = parser.parse_args(argv)
     check = mined(args.mined / "train")
     fit = mined(args.mined / "held-out")

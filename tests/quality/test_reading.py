@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from enricher.search.confidence import Model
 from enricher.search.evidence import FEATURES, reader_features
 from quality.calibrate import Example, Read, Run
 from quality.metrics import Outcome
@@ -24,10 +25,14 @@ def _features(cosine: float) -> tuple[float, ...]:
     return tuple(cosine if f == "cosine" else 0.0 for f in FEATURES)
 
 
-def _run(expected: str | None) -> Run:
+#: A decision whose probability grows with the cosine: it orders by the cosine.
+BY_COSINE = Model(("cosine",), (0.0,), (1.0,), (1.0,), 0.0, lead_floor=0.0)
+
+
+def _run(expected: str | None, cosines: tuple[float, ...] = (0.9, 0.8, 0.7)) -> Run:
     """One search of three scored candidates (a, b, c) and one decided by its name."""
     read = Read(
-        tuple(_features(c) for c in (0.9, 0.8, 0.7)),
+        tuple(_features(c) for c in cosines),
         (("alert", "a"), ("alert", "b"), ("alert", "c")),
     )
     named = _outcome(("n",), "n")
@@ -61,7 +66,7 @@ class TestReadRun:
         orders them, each candidate's logit less the penalty for each place it stood below
         the first, and the example is the new first candidate, right or not."""
         logits = ((-1.0, 0.5, 2.0), None)
-        out = read_run(_run("b"), logits, top_k, penalty)
+        out = read_run(_run("b"), BY_COSINE, logits, top_k, penalty)
         (outcome, top), named = out.scored
         assert top is not None
         assert named == _run("b").scored[1]
@@ -73,6 +78,30 @@ class TestReadRun:
             reader_features(logits[0][:read])[first].values()
         )
         assert [e.right for e in out.examples] == [docs[0] == "b"]
+
+
+    def test_most_probable_first(self) -> None:
+        """Without a reader the scored candidates go most probable first, the unscored
+        after them, and the example is the new first candidate."""
+        out = read_run(_run("b", (0.7, 0.9, 0.8)), BY_COSINE)
+        (outcome, top), _ = out.scored
+        assert outcome.docs == ("b", "c", "a", "d")
+        assert top is not None and dict(zip(FEATURES, top, strict=True))["cosine"] == 0.9
+        assert [e.right for e in out.examples] == [True]
+
+    def test_the_reader_reads_the_most_probable(self) -> None:
+        """The reader reads the first `top_k` of the probability order, whatever their
+        fused places: its logits are given in fused order (a, b, c)."""
+        logits = ((5.0, 0.0, 1.0), None)
+        out = read_run(_run("b", (0.7, 0.9, 0.8)), BY_COSINE, logits, 2, 0.1)
+        (outcome, top), _ = out.scored
+        assert outcome.docs == ("c", "b", "a", "d")
+        assert top is not None
+        values = dict(zip(FEATURES, top, strict=True))
+        assert values["cosine"] == 0.8
+        assert (values["reader"], values["reader_margin"]) == tuple(
+            reader_features([0.0, 1.0])[1].values()
+        )
 
 
 class TestReaderFor:

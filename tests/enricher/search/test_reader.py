@@ -382,12 +382,40 @@ def reordering(
 
 
 
+#: A decision that finds every candidate equally probable: it leaves the fused order.
+FLAT = Model(("cosine",), (0.0,), (1.0,), (0.0,), 0.0, lead_floor=0.0)
+
+
+class TestMostProbableFirst:
+    def test_scored_candidates_go_most_probable_first(
+        self, reordering: tuple[Searcher, Searcher]
+    ) -> None:
+        """Without a reader, the scored candidates are put most probable first (here the
+        probability grows with the cosine), ties in fused order; the unscored follow in
+        fused order."""
+        plain, _ = reordering
+        alert = _alert("PaymentsPayoutsSlow", "Payouts to the bank are delayed", "Queue backs up")
+        fused = Searcher(plain.index, plain.embedder, plain.config, FLAT).rank(alert).candidates
+        ranked = plain.rank(alert).candidates
+        scored = [c for c in fused if c.features]
+        assert len(scored) == plain.config.scored and len(fused) > len(scored)
+        by_cosine = sorted(scored, key=lambda c: -c.features["cosine"])
+        assert [c.payload for c in by_cosine] != [c.payload for c in scored]
+        assert [c.payload for c in ranked[: len(scored)]] == [c.payload for c in by_cosine]
+        assert [c.payload for c in ranked[len(scored) :]] == [
+            c.payload for c in fused[len(scored) :]
+        ]
+        assert [c.score for c in ranked[: len(scored)]] == sorted(
+            (c.score for c in ranked[: len(scored)]), reverse=True
+        )
+
+
 class TestReorderInSearch:
     def test_the_read_candidates_take_the_readers_order(
         self, reordering: tuple[Searcher, Searcher]
     ) -> None:
         """The candidates read are put in the reader's order (reading_order of its logits
-        over them in fused order); the others keep their places."""
+        over them, most probable first); the others keep their places."""
         plain, reading = reordering
         alert = _alert("PaymentsPayoutsSlow", "Payouts to the bank are delayed", "Queue backs up")
         fused = plain.rank(alert).candidates
