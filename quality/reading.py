@@ -26,6 +26,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from enricher.search.confidence import Model
+from enricher.search.decide import most_probable_first
 from enricher.search.evidence import FEATURES, reader_features
 from enricher.search.reader import Reader, reading_order
 from quality.calibrate import Example, Read, Run
@@ -128,7 +129,7 @@ def _read_one(
 ) -> tuple[Outcome, tuple[float, ...]]:
     rows = [dict(zip(FEATURES, f, strict=True)) for f in read.features]
     probs = [model.probability(row) for row in rows]
-    order = sorted(range(len(rows)), key=lambda i: -probs[i])
+    order = most_probable_first(range(len(rows)), probs)
     if values is not None:
         read_first = order[: min(top_k, len(values))]
         said = [values[i] for i in read_first]

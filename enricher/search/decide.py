@@ -2,7 +2,8 @@
 
 Every candidate carries a probability (enricher.search.confidence) computed from what the
 alert says about it (enricher.search.evidence); the decision compares it with a bar, and
-never reorders. Two tiers decide on identity instead of scores: an alert whose
+never reorders (the searcher puts the scored candidates in `most_probable_first` order
+before it decides). Two tiers decide on identity instead of scores: an alert whose
 `runbook_url` resolves to an indexed runbook ("runbook_url"), and one whose name a runbook
 lists exactly ("alert_name", "alert_name+service"). A runbook written for the alert is
 the answer whatever its wording.
@@ -137,6 +138,13 @@ def likely(ranking: Ranking, config: SearchConfig) -> bool:
     return bool(found) and found[0] is ranking.candidates[0] and found[0].score >= config.likely
 
 
+def most_probable_first(indices: Sequence[int], probability: Sequence[float]) -> list[int]:
+    """`indices` (given in fused order) with the most probable first; ties keep their
+    given order. The page's order of the scored candidates, in the searcher and in the
+    harness that replays it (quality.reading)."""
+    return sorted(indices, key=lambda i: -probability[i])
+
+
 def quoted_by(
     metrics: Sequence[str], payloads: Sequence[Mapping[str, Any]]
 ) -> dict[str, frozenset[str]]:
@@ -177,6 +185,7 @@ __all__ = [
     "decide",
     "leads",
     "likely",
+    "most_probable_first",
     "quoted_by",
     "sole_quoters",
 ]

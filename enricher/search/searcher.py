@@ -49,6 +49,7 @@ from enricher.search.decide import (
     decide,
     leads,
     likely,
+    most_probable_first,
     quoted_by,
     sole_quoters,
 )
@@ -257,7 +258,7 @@ class Searcher:
         order (reader.reading_order). Unscored candidates follow in fused order."""
         values = [dict(c.features) for c in found]
         probs = [self.model.probability(v) if v else 0.0 for v in values]
-        scored = sorted((i for i, c in enumerate(found) if c.features), key=lambda i: -probs[i])
+        scored = most_probable_first([i for i, c in enumerate(found) if c.features], probs)
         order = scored + [i for i, c in enumerate(found) if not c.features]
         read = scored[: self.config.reader_top_k]
         known = bool(read) and values[read[0]].get("known_share", 1.0) >= self.model.known_floor

@@ -11,6 +11,7 @@ from enricher.search.decide import (
     decide,
     leads,
     likely,
+    most_probable_first,
     sole_quoters,
 )
 
@@ -97,3 +98,12 @@ class TestSoleQuoters:
         }
         assert sole_quoters(["m_shared"], payloads) == {}
         assert sole_quoters(["m_missing"], payloads) == {}
+
+
+class TestMostProbableFirst:
+    def test_highest_first_ties_in_given_order(self) -> None:
+        """The page's order of the scored candidates: by probability, highest first, a tie
+        keeping the fused order it was given in; indices not given stay out."""
+        probability = [0.2, 0.7, 0.2, 0.9, 0.7]
+        assert most_probable_first([0, 1, 2, 3, 4], probability) == [3, 1, 4, 0, 2]
+        assert most_probable_first([4, 2, 1], probability) == [4, 1, 2]
