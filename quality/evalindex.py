@@ -92,14 +92,10 @@ class EvalIndex:
         With `model`, that decision and no reader: features collected for a fit
         (quality.calibrate) come before any reader, which is applied afterwards
         (quality.reading)."""
-        if model is not None:
-            config = config or SearchConfig.from_settings(self.settings)
-            return Searcher(self.index, self.embedder, config, model)
-        served = build_searcher(self.settings, self.index, self.embedder)
-        if config is None and read:
-            return served
-        reader = served.reader if read else None
-        return Searcher(self.index, self.embedder, config or served.config, served.model, reader)
+        if read and model is None:
+            return build_searcher(self.settings, self.index, self.embedder, config)
+        config = config or SearchConfig.from_settings(self.settings)
+        return Searcher(self.index, self.embedder, config, model)
 
     def close(self) -> None:
         self.index.close()

@@ -451,9 +451,12 @@ def _has_service(candidate: Candidate, query: Query) -> bool:
     return _has_service_payload(candidate.payload, query)
 
 
-def build_searcher(settings: Settings, index: Index, embedder: Embedder) -> Searcher:
-    """The searcher the service uses, configured from settings."""
-    config = SearchConfig.from_settings(settings)
+def build_searcher(
+    settings: Settings, index: Index, embedder: Embedder, config: SearchConfig | None = None
+) -> Searcher:
+    """The searcher the service uses, configured from settings (`config`: another recipe
+    under the same decision and reader, as the eval's ablations use)."""
+    config = config or SearchConfig.from_settings(settings)
     model = load_model()
     return Searcher(index, embedder, config, model, load_reader(settings, model))
 
