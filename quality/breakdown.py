@@ -122,8 +122,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     today = load_model(args.today)
     bar = float(today.provenance.get("bar", 0.3))
     collected = collect_all(args.cache, args.synthetic, refresh=False)
-    searches = [Searches(s.corpus, reading.read_run(s.run, today)) for s in collected]
-    if args.readers is not None:
+    if args.readers is None:
+        searches = [Searches(s.corpus, reading.read_run(s.run, today)) for s in collected]
+    else:
         searches = read_all(
             collected, args.readers, args.cache, args.reader_top_k, today, args.rerank_cos
         )
