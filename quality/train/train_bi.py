@@ -7,6 +7,7 @@ fine-tuned with the multiple-negatives ranking loss: each list's alert against i
 expected passage, the first `--negatives` other candidates of its own list (the siblings
 the product's search put beside it, in fused order), and every passage of the batch's other
 lists. A list with no positive (a near miss, noise) is not trained on: this loss needs one.
+`--augmented` also trains on quality.train.augment's extra renames of the same corpora.
 
 Each reader is measured on lists it never saw, with the cosine of the alert to each
 candidate as its score: the held-out dev slices, and a fold reader also its fold's corpora
@@ -148,6 +149,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--readers", nargs="*", default=[ALL, *FOLDS])
     parser.add_argument("--skip", nargs="*", default=["gitlab-slo"], help="corpora not trained on")
+    parser.add_argument(
+        "--augmented",
+        action="store_true",
+        help="also train on <mined>/augmented/ (quality.train.augment), never measured on",
+    )
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--lr", type=float, default=3e-5)
     parser.add_argument("--batch", type=int, default=12, help="lists per batch")
@@ -160,13 +166,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     torch.set_num_threads(args.threads)
     files = mined(args.mined / "train")
     by_corpus = {corpus_of(f): read(f) for f in files if corpus_of(f) not in args.skip}
+    extra_files = mined(args.mined / "augmented") if args.augmented else []
+    extra = {corpus_of(f): read(f) for f in extra_files if corpus_of(f) in by_corpus}
     held_out = [item for f in mined(args.mined / "held-out") for item in read(f)]
     left = folds({c: len(v) for c, v in by_corpus.items()})
     # The base model scores each corpus the same for every reader: once is enough.
     base_scores: dict[str, dict[str, object]] = {}
     for name in args.readers:
         excluded = left.get(name, [])
-        seen = [item for c, v in by_corpus.items() if c not in excluded for item in v]
+        seen = [
+            item for c, v in (*by_corpus.items(), *extra.items()) if c not in excluded for item in v
+        ]
         unseen = [*(i for c in excluded for i in by_corpus[c]), *held_out]
         encoder = Encoder(args.base)
         missing = [i for i in unseen if i.corpus not in base_scores]
@@ -176,6 +186,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "excluded": excluded,
             "skipped": args.skip,
             "mined": manifest_hash(files),
+            "augmented": manifest_hash(extra_files) if extra_files else None,
             "recipe": {k: v for k, v in vars(args).items() if k not in {"mined", "base", "out"}},
             "base_on_unseen": {c: base_scores[c] for c in sorted({i.corpus for i in unseen})},
         }
