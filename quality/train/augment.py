@@ -39,12 +39,22 @@ def _alertname(payload: dict[str, Any]) -> str:
     return str(payload["event"]["data"]["title"]).split(":", 1)[0]
 
 
+def _exact(cases: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The Alertmanager exact-name cases: one per pair, named as the rule is."""
+    return [c for c in cases if c["kind"] == "exact_name" and "alerts" in c["payload"]]
+
+
+def prefixes_of(cases: Sequence[dict[str, Any]]) -> frozenset[str]:
+    """The project prefixes the collector dropped when it renamed (its pairs' rule names)."""
+    return project_prefixes([_alertname(c["payload"]) for c in _exact(cases)])
+
+
 def originals(corpus: str, cases: Sequence[dict[str, Any]]) -> dict[str, str]:
     """Each renamed case id -> the rule's own name (pure). The collector renamed the exact
     name of each pair with the corpus as salt; among the exact cases of the same runbook,
     the one whose rename is the case's name is its rule."""
-    exact = [c for c in cases if c["kind"] == "exact_name" and "alerts" in c["payload"]]
-    prefixes = project_prefixes([_alertname(c["payload"]) for c in exact])
+    exact = _exact(cases)
+    prefixes = prefixes_of(cases)
     by_runbook: dict[tuple[str, str | None], list[str]] = {}
     for case in exact:
         key = (case["expected_doc"], case.get("expected_section"))
@@ -75,8 +85,7 @@ def augmented(
 ) -> Iterator[Listing]:
     """`variants` more renamed alerts for each renamed list with its runbook in it."""
     rules = originals(corpus, cases)
-    exact = [c for c in cases if c["kind"] == "exact_name" and "alerts" in c["payload"]]
-    prefixes = project_prefixes([_alertname(c["payload"]) for c in exact])
+    prefixes = prefixes_of(cases)
     by_id = {c["id"]: c for c in cases}
     for item in listings:
         if item.left_out or item.kind not in RENAMED_KINDS or item.case not in rules:
