@@ -17,15 +17,16 @@ import argparse
 import json
 import sys
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from enricher.search import reader
 from enricher.search.query import build_query
 from quality.cases import Case, parse_case
+from quality.train.mine import write
 from quality.train.rename import project_prefixes, renamed
-from quality.train.train_data import Listing, mined, read
+from quality.train.train_data import Listing, corpus_of, mined, read
 
 RENAMED_KINDS = frozenset({"paraphrase", "paraphrase_rewritten"})
 AUGMENTED_DIR = "augmented"
@@ -108,17 +109,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--mined", type=Path, default=Path(".cache/train/mined"))
     parser.add_argument("--variants", type=int, default=2)
     args = parser.parse_args(argv)
-    out = args.mined / AUGMENTED_DIR
-    out.mkdir(parents=True, exist_ok=True)
     for path in mined(args.mined / "train"):
-        corpus = path.name.split(".jsonl", 1)[0]
+        corpus = corpus_of(path)
         cases_file = args.root / corpus / "cases.jsonl"
         cases = [json.loads(line) for line in cases_file.read_text().splitlines() if line]
-        rows = list(augmented(corpus, cases, read(path), args.variants))
-        with (out / f"{corpus}.jsonl").open("w", encoding="utf-8") as sink:
-            for row in rows:
-                sink.write(json.dumps(asdict(row), sort_keys=True) + "\n")
-        print(f"augment: {corpus}: {len(rows)} lists", file=sys.stderr)
+        rows = augmented(corpus, cases, read(path), args.variants)
+        count = write(args.mined / AUGMENTED_DIR / f"{corpus}.jsonl", rows)
+        print(f"augment: {corpus}: {count} lists", file=sys.stderr)
     return 0
 
 
