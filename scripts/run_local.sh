@@ -17,8 +17,9 @@ if [[ "${1:-}" == stop ]]; then
     if [[ -f "$PIDFILE" ]]; then
         pid=$(cat "$PIDFILE")
         # Only our service: a stale pid may have been reused by another process since.
-        # (An exited one's cmdline is empty, also while it waits to be reaped.)
-        ours() { tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q -- "-m enricher"; }
+        # (An exited one's cmdline is empty, also while it waits to be reaped. Redirections
+        # apply left to right, so 2>/dev/null goes first to silence a cmdline already gone.)
+        ours() { tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline" | grep -q -- "-m enricher"; }
         if ours; then
             kill -TERM "$pid"
             while ours; do sleep 0.2; done

@@ -57,8 +57,9 @@ def test_make_stop_stops_the_service_and_redis(env: dict[str, str], tmp_path: Pa
     wait_for(up, timeout_s=120, what="the service make run started")
     done = stop(env)
     assert service.wait(timeout=60) == 0
-    ping = subprocess.run(["redis-cli", "-p", env["REDIS_PORT"], "ping"],
-                          capture_output=True, text=True)
+    ping = subprocess.run(
+        ["redis-cli", "-p", env["REDIS_PORT"], "ping"], capture_output=True, text=True
+    )
     assert "PONG" not in ping.stdout
     assert "stop: stopped the service" in done.stderr
     assert "stop: stopped redis-server" in done.stderr
@@ -68,11 +69,32 @@ def test_a_misspelt_models_dir_is_one_sentence(env: dict[str, str], tmp_path: Pa
     """MODELS_DIR=modles: exit 2 and the sentence that names it; nothing is built there."""
     misspelt = tmp_path / "modles"
     done = subprocess.run(
-        ["bash", "scripts/run_local.sh"], cwd=REPO, env={**env, "MODELS_DIR": str(misspelt)},
-        capture_output=True, text=True, timeout=120,
+        ["bash", "scripts/run_local.sh"],
+        cwd=REPO,
+        env={**env, "MODELS_DIR": str(misspelt)},
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith("enricher: cannot start: ") and "modles" in last
     assert not misspelt.exists()
+
+
+def test_make_stop_after_the_service_is_gone_is_quiet(env: dict[str, str]) -> None:
+    """A pid file left by a service that already exited: no shell error, the file is removed.
+
+    The pid of a process that has exited and been reaped has no /proc entry, the case
+    where the cmdline check once printed "No such file or directory".
+    """
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    pidfile = Path(env["RUN_DIR"]) / "enricher.pid"
+    pidfile.parent.mkdir(parents=True)
+    pidfile.write_text(f"{gone.pid}\n")
+    done = stop(env)
+    assert done.returncode == 0
+    assert "No such file" not in done.stderr and "stop: stopped the service" not in done.stderr
+    assert not pidfile.exists()
