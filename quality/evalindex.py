@@ -83,16 +83,13 @@ class EvalIndex:
             for p in payloads
         }
 
-    def searcher(
-        self, config: SearchConfig | None = None, model: Model | None = None, *, read: bool = True
-    ) -> Searcher:
+    def searcher(self, config: SearchConfig | None = None, model: Model | None = None) -> Searcher:
         """The webhook's searcher as settings build it: its decision and its reader, with
-        `config` in place of the settings' recipe when given (the eval's ablations), and
-        without the reader when not `read` (mining listings for the reader to train on).
+        `config` in place of the settings' recipe when given (the eval's ablations).
         With `model`, that decision and no reader: features collected for a fit
-        (quality.calibrate) come before any reader, which is applied afterwards
-        (quality.reading)."""
-        if read and model is None:
+        (quality.calibrate) and lists mined for the reader to train on (quality.train.mine)
+        come before any reader, which is applied afterwards (quality.reading)."""
+        if model is None:
             return build_searcher(self.settings, self.index, self.embedder, config)
         config = config or SearchConfig.from_settings(self.settings)
         return Searcher(self.index, self.embedder, config, model)

@@ -99,7 +99,8 @@ class Candidate:
 
 @dataclass(frozen=True)
 class Ranking:
-    """Documents in fused order, each scored, before the decision."""
+    """Documents in the page's order (the scored ones most probable first, then the
+    reader's order of those it read), each scored, before the decision names a match."""
 
     candidates: tuple[Candidate, ...]
     tier: Tier

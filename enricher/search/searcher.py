@@ -158,7 +158,8 @@ class Searcher:
     # --- ranking ---
 
     def rank(self, alert: Alert, *, exclude: str | None = None) -> Ranking:
-        """Candidates in fused order with their probabilities, before the decision."""
+        """Candidates with their probabilities, in the page's order (`_decided`), before
+        the decision names a match."""
         query = build_query(alert)
         keep = _without(exclude)
         unresolved: str | None = None

@@ -10,7 +10,10 @@ nobody wrote its runbook). A search the decision model decides (not the runbook_
 exact-name tiers, where the reader is never asked) gives one list: its first `DEPTH`
 candidates in fused order, each as the reader's (alert, passage) pair built by
 `enricher.search.reader.texts` (so training reads exactly what serving reads), labelled 1
-for the expected runbook (unit, on a page of alert sections) and 0 otherwise. Near misses,
+for the expected runbook (unit, on a page of alert sections) and 0 otherwise. The search
+is decided by `Unranked`, which gives every candidate the same probability, so the page's
+most-probable-first order is the fused order: the lists, and the siblings the reader
+trains against, do not depend on the shipped decision (confidence.json). Near misses,
 left-out twins and noise give lists with no positive: the reader must score them all low.
 
 `--held-out NAME CORPUS CASES` mines a corpus for measuring only (the released dev slices):
@@ -25,16 +28,18 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, fields
 from datetime import UTC, datetime
 from pathlib import Path
 
 from enricher import logs
 from enricher.search import reader
+from enricher.search.confidence import Model
 from enricher.search.decide import NAMED_TIERS, Candidate, SearchConfig
 from enricher.search.query import build_query
 from enricher.settings import Settings, load_settings
+from quality.calibrate import neutral_model
 from quality.cases import Case, load_cases
 from quality.eval import run_case_ranked
 from quality.evalindex import EvalIndex, payload_key
@@ -46,6 +51,20 @@ DEPTH = 8
 TRAIN = Path(".cache/train")
 TRAIN_DIR = "train"
 HELD_OUT_DIR = "held-out"
+
+
+@dataclass(frozen=True)
+class Unranked(Model):
+    """A decision that gives every candidate the same probability, the runbook of the
+    alert's rule at another severity included (Model.probability caps that one), so that
+    the page's most-probable-first order is the fused order."""
+
+    @classmethod
+    def of(cls, model: Model) -> Unranked:
+        return cls(**{f.name: getattr(model, f.name) for f in fields(model)})
+
+    def probability(self, values: Mapping[str, float]) -> float:
+        return 0.5
 
 
 @dataclass(frozen=True)
@@ -62,7 +81,7 @@ def mine(source: Source, settings: Settings, depth: int = DEPTH) -> Iterator[Lis
         print(f"mine: {source.name}: {len(errors)} unusable case lines skipped", file=sys.stderr)
     now = datetime.now(UTC)
     with EvalIndex(source.corpus, settings) as idx:
-        searcher = idx.searcher(SearchConfig.from_settings(settings), read=False)
+        searcher = idx.searcher(SearchConfig.from_settings(settings), Unranked.of(neutral_model()))
         for case in cases:
             twins = [False, True] if case.expected_key in idx.doc_ids else [False]
             for leave_out in twins:
