@@ -4,7 +4,6 @@ the webhook's search."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -17,6 +16,7 @@ from quality.train.mine import Source, Unranked, mine
 from tests.conftest import MODELS_DIR, REPO
 
 GOLDEN = REPO / "golden"
+SETTINGS = Settings(models_dir=MODELS_DIR, redis_url="redis://127.0.0.1:1/0")
 
 
 def _by_cosine(weight: float) -> Model:
@@ -43,22 +43,20 @@ def test_the_lists_do_not_follow_the_shipped_decision(
     Only the scored head is compared: each mine builds its own index, and the last of
     eight candidates, unscored, can differ between two builds (seen once in four).
     """
-    settings = Settings(models_dir=MODELS_DIR, redis_url="redis://127.0.0.1:1/0")
-    head = SearchConfig.from_settings(settings).scored
+    head = SearchConfig.from_settings(SETTINGS).scored
     mined: list[list[tuple[str, ...]]] = []
     for weight in (1.0, -1.0):
         monkeypatch.setattr(searcher_module, "load_model", lambda w=weight: _by_cosine(w))
-        mined.append([item.keys[:head] for item in mine(renamed, settings)])
+        mined.append([item.keys[:head] for item in mine(renamed, SETTINGS)])
     assert len(mined[0]) >= 12  # each case, and its left-out twin where it has a runbook
     assert any(len(keys) == head for keys in mined[0])
     assert mined[0] == mined[1]
 
 
-def test_each_list_labels_its_runbook(renamed: Source, tmp_path: Path) -> None:
+def test_each_list_labels_its_runbook(renamed: Source) -> None:
     """A case's own search labels its runbook 1 wherever it is listed; its left-out twin
     lists that runbook nowhere."""
-    settings = Settings(models_dir=MODELS_DIR, redis_url="redis://127.0.0.1:1/0")
-    items = list(mine(renamed, settings))
+    items = list(mine(renamed, SETTINGS))
     for item in items:
         assert sum(item.labels) <= 1
         if item.left_out:
