@@ -124,9 +124,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     collected = collect_all(args.cache, args.synthetic, refresh=False)
     if args.readers is None:
         searches = [Searches(s.corpus, reading.read_run(s.run, today)) for s in collected]
-    else:
+    else:  # a corpus no reader of DIR may read takes no part (quality.transfer)
+        names = {s.corpus.name: s.corpus.collection for s in collected}
+        kept = reading.readable(names, args.readers)
+        readable = [s for s in collected if s.corpus.name in kept]
         searches = read_all(
-            collected, args.readers, args.cache, args.reader_top_k, today, args.rerank_cos
+            readable, args.readers, args.cache, args.reader_top_k, today, args.rerank_cos
         )
     counted: list[tuple[str, Counter[str]]] = []
     failed: list[dict[str, object]] = []

@@ -60,6 +60,14 @@ def reader_for(corpus: str, readers: Path, collection: frozenset[str]) -> Path |
     return None
 
 
+def readable(corpora: dict[str, bool], readers: Path) -> frozenset[str]:
+    """The corpora (name: in the collection) that a reader of `readers` may read. A folder
+    with one fold reader (as `all` too) reads only golden, synthetic, the dev slices and its
+    fold's corpora; the others then take no part, rather than enter every fit unread."""
+    collection = frozenset(name for name, inside in corpora.items() if inside)
+    return frozenset(c for c in corpora if reader_for(c, readers, collection) is not None)
+
+
 def logits(corpus: str, run: Run, folder: Path, cache: Path, top_k: int) -> Logits:
     """The reader's logit for the first `top_k` pairs of every read search, in `run.reads`
     order (None for a search decided by identity). Cached by the model file's digest, the

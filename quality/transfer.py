@@ -97,9 +97,7 @@ class Fitting:
     judged_only: frozenset[str] = frozenset()
 
     def fit_set(self, searches: Sequence[Searches], held: Searches | None) -> list[Searches]:
-        return [
-            s for s in searches if s is not held and s.corpus.name not in self.judged_only
-        ]
+        return [s for s in searches if s is not held and s.corpus.name not in self.judged_only]
 
 
 POOLED = Fitting()
@@ -307,16 +305,13 @@ def read_all(
     rerank_cos: float | None = None,
 ) -> list[Searches]:
     """Each corpus's searches as the searcher decides them under `model`, read by the
-    reader that never saw that corpus (quality.reading), which reads every scored
-    candidate once (cached); a corpus no reader may read is left unread, and says so."""
+    reader that never saw that corpus (quality.reading; `searches` are `readable`), which
+    reads every scored candidate once (cached)."""
     collection = frozenset(s.corpus.name for s in searches if s.corpus.collection)
     out: list[Searches] = []
     for s in searches:
         folder = reading.reader_for(s.corpus.name, readers, collection)
-        if folder is None:
-            print(f"no reader may read {s.corpus.name}: left unread", file=sys.stderr)
-            out.append(Searches(s.corpus, reading.read_run(s.run, model)))
-            continue
+        assert folder is not None, s.corpus.name
         found = reading.logits(s.corpus.name, s.run, folder, cache, SearchConfig.scored)
         penalty = reading.penalty(folder, rerank_cos)
         out.append(Searches(s.corpus, reading.read_run(s.run, model, found, top_k, penalty)))
@@ -433,6 +428,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     logs.configure(json=False, level="WARNING")
     today = load_model(args.today)
     collected = collect_all(args.cache, args.synthetic, args.refresh)
+    if args.readers is not None:  # a corpus no reader of DIR may read takes no part
+        names = {s.corpus.name: s.corpus.collection for s in collected}
+        kept = reading.readable(names, args.readers)
+        collected = [s for s in collected if s.corpus.name in kept]
     # The searcher's order without a reader: the scored candidates most probable first.
     searches = unread = [Searches(s.corpus, reading.read_run(s.run, today)) for s in collected]
     if args.readers is not None:

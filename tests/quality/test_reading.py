@@ -11,7 +11,7 @@ from enricher.search.confidence import Model
 from enricher.search.evidence import FEATURES, reader_features
 from quality.calibrate import Example, Read, Run
 from quality.metrics import Outcome
-from quality.reading import read_run, reader_for
+from quality.reading import read_run, readable, reader_for
 
 
 def _outcome(docs: tuple[str, ...], expected: str | None) -> Outcome:
@@ -123,3 +123,14 @@ class TestReaderFor:
         collection = frozenset({"gitlab", "tempo", "pingcap", "sourcegraph"})
         found = reader_for(corpus, self._readers(tmp_path), collection)
         assert (found.name if found else None) == reader
+
+    def test_a_folder_of_one_fold_reads_only_what_that_fold_never_saw(self, tmp_path: Path) -> None:
+        """With fold-a alone (and as `all`), the corpora outside the collection and
+        fold-a's own are readable; the other fold's corpora are left out, not read by a
+        reader that saw them nor fitted on unread."""
+        for name in ("all", "fold-a"):
+            (tmp_path / name).mkdir()
+            (tmp_path / name / "model.onnx").write_bytes(b"")
+            (tmp_path / name / "reader.json").write_text(json.dumps({"excluded": ["gitlab"]}))
+        corpora = {"golden": False, "prom-runbooks": False, "gitlab": True, "tempo": True}
+        assert readable(corpora, tmp_path) == {"golden", "prom-runbooks", "gitlab"}
