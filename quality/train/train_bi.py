@@ -7,6 +7,12 @@ fine-tuned with the multiple-negatives ranking loss: each list's alert against i
 expected passage, the first `--negatives` other candidates of its own list (the siblings
 the product's search put beside it, in fused order), and every passage of the batch's other
 lists. A list with no positive (a near miss, noise) is not trained on: this loss needs one.
+`--absolute W` adds W times a binary loss on one shared logit, scale * (cosine - shift)
+with both learnt: each list's expected passage is 1, its own negatives 0, and so are the
+first three candidates of `--empty-per-batch` lists without a positive (left-out twins,
+near misses, noise). The ranking loss only asks for a lead within a list; this one asks
+that a runbook that is not indexed read low on every page, which is what the decision
+needs to tell a right page from a wrong one.
 `--augmented` also trains on quality.train.augment's extra renames of the same corpora.
 
 Each reader is measured on lists it never saw, with the cosine of the alert to each
@@ -14,7 +20,9 @@ candidate as its score: the held-out dev slices, and a fold reader also its fold
 (train_data.folds). Besides train_data.measure's R@1 and AUC, the
 measure that matters to the decision is `margin_auc`: how well the first candidate's lead
 in cosine over the others tells a right first runbook from a wrong one
-(train_data.margin_auc), against the same for the base model.
+(train_data.margin_auc), against the same for the base model (`--no-base` skips it when
+comparing recipes). `all_lists` (train_data.decision_aucs) asks the same of the cosine
+itself over every list, those without the runbook too.
 """
 
 from __future__ import annotations
@@ -24,7 +32,7 @@ import json
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import torch
@@ -37,6 +45,7 @@ from quality.train.train_data import (
     Listing,
     batches,
     corpus_of,
+    decision_aucs,
     folds,
     manifest_hash,
     margin_auc,
@@ -75,11 +84,20 @@ def trainable(listings: Sequence[Listing]) -> list[Listing]:
     return [item for item in listings if sum(item.labels) == 1 and len(item.labels) > 1]
 
 
-def train(encoder: Encoder, listings: Sequence[Listing], args: argparse.Namespace) -> list[float]:
-    """Fine-tune in place; the mean loss of each epoch."""
+def train(
+    encoder: Encoder, listings: Sequence[Listing], args: argparse.Namespace, head: torch.Tensor
+) -> list[float]:
+    """Fine-tune in place (and `head`, the absolute loss's scale and shift); the mean loss
+    of each epoch."""
     usable = trainable(listings)
+    empty = [item for item in listings if not any(item.labels) and item.passages]
     steps = args.epochs * -(-len(usable) // args.batch)
-    optimizer = torch.optim.AdamW(encoder.model.parameters(), lr=args.lr, weight_decay=0.01)
+    optimizer = torch.optim.AdamW(
+        [
+            {"params": list(encoder.model.parameters()), "lr": args.lr, "weight_decay": 0.01},
+            {"params": [head], "lr": 1e-2, "weight_decay": 0.0},
+        ]
+    )
     warmup = max(1, steps // 20)
     schedule = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda s: min(1.0, (s + 1) / warmup) * max(0.0, 1.0 - s / steps)
@@ -88,20 +106,26 @@ def train(encoder: Encoder, listings: Sequence[Listing], args: argparse.Namespac
     for epoch in range(args.epochs):
         encoder.model.train()
         total, count = 0.0, 0
-        for batch in batches(len(usable), args.batch, args.seed, epoch):
+        empties = batches(len(empty), args.empty_per_batch or 1, args.seed + 1, epoch)
+        for step, batch in enumerate(batches(len(usable), args.batch, args.seed, epoch)):
             items = [usable[i] for i in batch]
             positives = [it.passages[it.labels.index(1)] for it in items]
-            negatives = [
-                p
-                for it in items
+            owned = [
+                (row, p)
+                for row, it in enumerate(items)
                 for p in [q for q, y in zip(it.passages, it.labels, strict=True) if not y][
                     : args.negatives
                 ]
             ]
             alerts = encoder([it.alert for it in items], args.alert_tokens)
-            passages = encoder(positives + negatives, args.passage_tokens)
-            logits = SCALE * alerts @ passages.T
-            loss = torch.nn.functional.cross_entropy(logits, torch.arange(len(items)))
+            passages = encoder(positives + [p for _, p in owned], args.passage_tokens)
+            similarity = alerts @ passages.T
+            loss = torch.nn.functional.cross_entropy(SCALE * similarity, torch.arange(len(items)))
+            if args.absolute and empty:
+                extra = [empty[i] for i in empties[step % len(empties)]]
+                loss = loss + args.absolute * absolute_loss(
+                    encoder, similarity, [r for r, _ in owned], extra, head, args
+                )
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
@@ -110,6 +134,34 @@ def train(encoder: Encoder, listings: Sequence[Listing], args: argparse.Namespac
         losses.append(round(total / max(count, 1), 4))
         print(f"train_bi: epoch {epoch + 1}: loss {losses[-1]}", file=sys.stderr, flush=True)
     return losses
+
+
+def absolute_loss(
+    encoder: Encoder,
+    similarity: torch.Tensor,
+    owners: Sequence[int],
+    extra: Sequence[Listing],
+    head: torch.Tensor,
+    args: argparse.Namespace,
+) -> torch.Tensor:
+    """The binary loss of `--absolute`: expected passages 1; each list's own negatives
+    (column len(rows) + j belongs to row owners[j]) and the first three candidates of the
+    lists in `extra` (no positive) 0."""
+    rows = similarity.shape[0]
+    values = [similarity.diagonal()]
+    labels = [torch.ones(rows)]
+    if owners:
+        values.append(similarity[torch.tensor(owners), rows + torch.arange(len(owners))])
+        labels.append(torch.zeros(len(owners)))
+    if extra:
+        alerts = encoder([it.alert for it in extra], args.alert_tokens)
+        heads = [it.passages[:3] for it in extra]
+        passages = encoder([p for ps in heads for p in ps], args.passage_tokens)
+        owner = torch.tensor([i for i, ps in enumerate(heads) for _ in ps])
+        values.append((alerts[owner] * passages).sum(-1))
+        labels.append(torch.zeros(len(owner)))
+    logits = head[0] * (torch.cat(values) - head[1])
+    return torch.nn.functional.binary_cross_entropy_with_logits(logits, torch.cat(labels))
 
 
 def cosines(
@@ -128,10 +180,24 @@ def cosines(
 def scored(
     encoder: Encoder, listings: Sequence[Listing], args: argparse.Namespace
 ) -> dict[str, object]:
-    """The reader alone on lists it never saw (those with a positive)."""
-    kept = [item for item in listings if any(item.labels)]
-    values = cosines(encoder, kept, args)
-    return {**asdict(measure(kept, values)), "margin_auc": round(margin_auc(kept, values), 4)}
+    """The reader alone on lists it never saw: R@1, AUC and margin AUC over those with a
+    positive, and `decision_aucs` over them all (a list without one is read to its first
+    three candidates, all that `decision_aucs` looks at)."""
+    usable = [
+        item
+        if any(item.labels)
+        else replace(item, passages=item.passages[:3], keys=item.keys[:3], labels=item.labels[:3])
+        for item in listings
+        if item.passages
+    ]
+    values = cosines(encoder, usable, args)
+    kept = [(item, v) for item, v in zip(usable, values, strict=True) if any(item.labels)]
+    items, kept_values = [i for i, _ in kept], [v for _, v in kept]
+    return {
+        **asdict(measure(items, kept_values)),
+        "margin_auc": round(margin_auc(items, kept_values), 4),
+        "all_lists": decision_aucs(usable, values),
+    }
 
 
 def by_corpus_scores(
@@ -158,9 +224,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--lr", type=float, default=3e-5)
     parser.add_argument("--batch", type=int, default=12, help="lists per batch")
     parser.add_argument("--negatives", type=int, default=2, help="own-list negatives per list")
+    parser.add_argument(
+        "--absolute", type=float, default=0.0, help="weight of the binary loss (0: none)"
+    )
+    parser.add_argument(
+        "--empty-per-batch", type=int, default=6, help="lists without a positive a batch"
+    )
     parser.add_argument("--alert-tokens", type=int, default=64)
     parser.add_argument("--passage-tokens", type=int, default=160)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--no-base",
+        action="store_true",
+        help="skip scoring the base model (the same for every recipe) on the unseen lists",
+    )
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
@@ -179,7 +256,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ]
         unseen = [*(i for c in excluded for i in by_corpus[c]), *held_out]
         encoder = Encoder(args.base)
-        missing = [i for i in unseen if i.corpus not in base_scores]
+        missing = [i for i in unseen if i.corpus not in base_scores and not args.no_base]
         base_scores.update(by_corpus_scores(encoder, missing, args))
         report: dict[str, object] = {
             "reader": name,
@@ -188,10 +265,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             "mined": manifest_hash(files),
             "augmented": manifest_hash(extra_files) if extra_files else None,
             "recipe": {k: v for k, v in vars(args).items() if k not in {"mined", "base", "out"}},
-            "base_on_unseen": {c: base_scores[c] for c in sorted({i.corpus for i in unseen})},
+            "base_on_unseen": {
+                c: base_scores[c] for c in sorted({i.corpus for i in unseen}) if c in base_scores
+            },
         }
         started = time.time()
-        report["losses"] = train(encoder, seen, args)
+        head = torch.nn.Parameter(torch.tensor([10.0, 0.6]))
+        report["losses"] = train(encoder, seen, args, head)
+        report["absolute_head"] = [round(float(v), 4) for v in head.detach()]
         report["train_seconds"] = round(time.time() - started)
         report["trained_on_unseen"] = by_corpus_scores(encoder, unseen, args)
         folder = args.out / name

@@ -174,6 +174,29 @@ def margin_auc(listings: Sequence[Listing], scores: Sequence[Sequence[float]]) -
     return auc([item.labels[0] for item, _ in kept], [s[0] - max(s[1:]) for _, s in kept])
 
 
+def decision_aucs(
+    listings: Sequence[Listing], scores: Sequence[Sequence[float]], top: int = 3
+) -> dict[str, float]:
+    """Over every list, those without the expected runbook too (near misses, left-out twins,
+    noise): how well the reader's score of one candidate tells a page whose candidate is
+    the expected one from a page whose candidate is not. `first_auc` scores the search's
+    first candidate, `top_auc` the reader's best of the first `top`. This is the question
+    the decision asks of a page, which `margin_auc` (lists with a positive, a lead within
+    one list) does not: a runbook that is not indexed must read low in absolute terms."""
+    best = [int(np.argmax(s[:top])) for s in scores]
+    return {
+        "lists": len(listings),
+        "first_auc": round(auc([i.labels[0] for i in listings], [s[0] for s in scores]), 4),
+        "top_auc": round(
+            auc(
+                [i.labels[b] for i, b in zip(listings, best, strict=True)],
+                [s[b] for s, b in zip(scores, best, strict=True)],
+            ),
+            4,
+        ),
+    }
+
+
 def fit_logit(values: Sequence[float], labels: Sequence[int]) -> tuple[float, float]:
     """(scale, shift) of the logistic fit P(label) = sigmoid(scale * (value - shift)), by
     Newton's method on the log loss with a little ridge (one feature, so it converges in

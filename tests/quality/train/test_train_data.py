@@ -23,6 +23,7 @@ from quality.train.train_data import (
     auc,
     batches,
     corpus_of,
+    decision_aucs,
     fit_logit,
     folds,
     manifest_hash,
@@ -178,6 +179,21 @@ class TestMeasure:
         assert margin_auc(lists, apart) == pytest.approx(1.0)
         alike = [[0.9, 0.2], [0.9, 0.2], [0.8, 0.3, 0.1], [0.9]]
         assert margin_auc(lists, alike) == pytest.approx(0.25)
+
+    def test_decision_aucs_count_the_lists_without_a_runbook(self) -> None:
+        """A list whose runbook is not indexed is a wrong page at any score: a reader that
+        reads its best candidate high there separates worse than one that reads it low,
+        though both rank every list with a positive alike. `top_auc` reads the reader's own
+        best of the first three; `first_auc` the search's first."""
+        lists = [item((1, 0, 0)), item((0, 1, 0)), item((0, 0, 0)), item((0, 0, 0, 1))]
+        low = [[0.9, 0.2, 0.1], [0.3, 0.8, 0.1], [0.4, 0.3, 0.2], [0.5, 0.2, 0.1, 0.95]]
+        high = [[0.9, 0.2, 0.1], [0.3, 0.8, 0.1], [0.95, 0.3, 0.2], [0.5, 0.2, 0.1, 0.95]]
+        got_low, got_high = decision_aucs(lists, low), decision_aucs(lists, high)
+        assert got_low["top_auc"] == pytest.approx(1.0)
+        assert got_high["top_auc"] == pytest.approx(0.5)
+        assert got_low["first_auc"] == pytest.approx(1.0)
+        assert got_high["first_auc"] == pytest.approx(2 / 3, abs=1e-4)
+        assert got_low["lists"] == 4
 
     def test_fit_logit_recovers_a_logistic_law(self) -> None:
         """Labels drawn from sigmoid(8 * (x - 0.6)) give back about that scale and shift,
