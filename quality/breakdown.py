@@ -121,15 +121,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     logs.configure(json=False, level="WARNING")
     today = load_model(args.today)
     bar = float(today.provenance.get("bar", 0.3))
-    collected = collect_all(args.cache, args.synthetic, refresh=False)
+    collected = collect_all(args.cache, args.synthetic, refresh=False, readers=args.readers)
     if args.readers is None:
         searches = [Searches(s.corpus, reading.read_run(s.run, today)) for s in collected]
-    else:  # a corpus no reader of DIR may read takes no part (quality.transfer)
-        names = {s.corpus.name: s.corpus.collection for s in collected}
-        kept = reading.readable(names, args.readers)
-        readable = [s for s in collected if s.corpus.name in kept]
+    else:
         searches = read_all(
-            readable, args.readers, args.cache, args.reader_top_k, today, args.rerank_cos
+            collected, args.readers, args.cache, args.reader_top_k, today, args.rerank_cos
         )
     counted: list[tuple[str, Counter[str]]] = []
     failed: list[dict[str, object]] = []

@@ -268,9 +268,12 @@ def mean_merit(rows: Sequence[tuple[str, float, Scores]]) -> float:
 # --- collecting ------------------------------------------------------------------------------
 
 
-def collect_all(cache: Path, synthetic: int, refresh: bool) -> list[Searches]:
+def collect_all(
+    cache: Path, synthetic: int, refresh: bool, readers: Path | None = None
+) -> list[Searches]:
     """Every corpus's searches, each collected once into `cache/<corpus>.pickle` (again
-    with `refresh`), so that a corpus added to the collection costs only its own."""
+    with `refresh`), so that a corpus added to the collection costs only its own; with
+    `readers`, only those a reader there may read (reading.readable) take part."""
     settings = load_settings()
     found: list[Searches] = []
     with tempfile.TemporaryDirectory(prefix="enricher-transfer-") as tmp:
@@ -278,7 +281,9 @@ def collect_all(cache: Path, synthetic: int, refresh: bool) -> list[Searches]:
         books = runbooks(synthetic, SYNTHETIC_SEED)
         write_corpus(root / "runbooks", synthetic, SYNTHETIC_SEED)
         save(root / "cases.jsonl", cases_for(books, SYNTHETIC_SEED))
-        for corpus in corpora(root):
+        every = corpora(root)
+        kept = reading.readable({c.name: c.collection for c in every}, readers) if readers else None
+        for corpus in (c for c in every if kept is None or c.name in kept):
             stored = cache / f"{corpus.name}.pickle"
             if stored.is_file() and not refresh:
                 with stored.open("rb") as fh:
@@ -305,8 +310,8 @@ def read_all(
     rerank_cos: float | None = None,
 ) -> list[Searches]:
     """Each corpus's searches as the searcher decides them under `model`, read by the
-    reader that never saw that corpus (quality.reading; `searches` are `readable`), which
-    reads every scored candidate once (cached)."""
+    reader that never saw that corpus (quality.reading; `searches` are those collect_all
+    keeps for `readers`), which reads every scored candidate once (cached)."""
     collection = frozenset(s.corpus.name for s in searches if s.corpus.collection)
     out: list[Searches] = []
     for s in searches:
@@ -427,11 +432,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     how = Fitting(args.balanced, frozenset(args.judged_only))
     logs.configure(json=False, level="WARNING")
     today = load_model(args.today)
-    collected = collect_all(args.cache, args.synthetic, args.refresh)
-    if args.readers is not None:  # a corpus no reader of DIR may read takes no part
-        names = {s.corpus.name: s.corpus.collection for s in collected}
-        kept = reading.readable(names, args.readers)
-        collected = [s for s in collected if s.corpus.name in kept]
+    collected = collect_all(args.cache, args.synthetic, args.refresh, args.readers)
     # The searcher's order without a reader: the scored candidates most probable first.
     searches = unread = [Searches(s.corpus, reading.read_run(s.run, today)) for s in collected]
     if args.readers is not None:

@@ -90,7 +90,7 @@ def train(
     """Fine-tune in place (and `head`, the absolute loss's scale and shift); the mean loss
     of each epoch."""
     usable = trainable(listings)
-    empty = [item for item in listings if not any(item.labels) and item.passages]
+    empty = [i for i in listings if not any(i.labels) and i.passages] if args.absolute else []
     steps = args.epochs * -(-len(usable) // args.batch)
     optimizer = torch.optim.AdamW(
         [
@@ -121,7 +121,7 @@ def train(
             passages = encoder(positives + [p for _, p in owned], args.passage_tokens)
             similarity = alerts @ passages.T
             loss = torch.nn.functional.cross_entropy(SCALE * similarity, torch.arange(len(items)))
-            if args.absolute and empty:
+            if empty:
                 extra = [empty[i] for i in empties[step % len(empties)]]
                 loss = loss + args.absolute * absolute_loss(
                     encoder, similarity, [r for r, _ in owned], extra, head, args
@@ -272,7 +272,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         started = time.time()
         head = torch.nn.Parameter(torch.tensor([10.0, 0.6]))
         report["losses"] = train(encoder, seen, args, head)
-        report["absolute_head"] = [round(float(v), 4) for v in head.detach()]
+        if args.absolute:
+            report["absolute_head"] = [round(float(v), 4) for v in head.detach()]
         report["train_seconds"] = round(time.time() - started)
         report["trained_on_unseen"] = by_corpus_scores(encoder, unseen, args)
         folder = args.out / name
