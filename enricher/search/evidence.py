@@ -92,9 +92,12 @@ class Readings:
     aligned: Mapping[str, float] = field(default_factory=dict)
 
 
-def ranks(scores: Mapping[str, float]) -> dict[str, int]:
-    """1 for the best; ties keep their insertion order."""
-    order = sorted(scores, key=lambda doc: -scores[doc])
+def ranks(scores: Mapping[str, float], then: Mapping[str, float] | None = None) -> dict[str, int]:
+    """1 for the best. Equal scores go by `then` (another reading of the same documents),
+    then by document id: never by the order a reading returned them in, which is the
+    engine's own and, for scores equal up to float32 noise, changes between calls."""
+    other = then or {}
+    order = sorted(scores, key=lambda doc: (-scores[doc], -other.get(doc, 0.0), doc))
     return {doc: rank for rank, doc in enumerate(order, start=1)}
 
 
@@ -118,7 +121,8 @@ def fuse(readings: Readings, k: int) -> list[str]:
     """Documents by reciprocal rank fusion of the readings, best first."""
     fused: dict[str, float] = {}
     votes = (name_vote(readings.names), name_vote(readings.aligned, ALIGN_VOTE, ALIGN_MARGIN))
-    for ranking in (ranks(readings.dense), ranks(readings.lexical), *votes):
+    dense, lexical = readings.dense, readings.lexical
+    for ranking in (ranks(dense, lexical), ranks(lexical, dense), *votes):
         for doc, rank in ranking.items():
             fused[doc] = fused.get(doc, 0.0) + 1.0 / (k + rank)
     return sorted(fused, key=lambda doc: -fused[doc])
@@ -347,8 +351,8 @@ def features(
         "lexical_share": readings.lexical.get(doc, 0.0) / best_lexical if best_lexical else 0.0,
         "content_coverage": coverage,
         "known_share": known,
-        "dense_first": float(ranks(readings.dense).get(doc) == 1),
-        "lexical_first": float(ranks(readings.lexical).get(doc) == 1),
+        "dense_first": float(ranks(readings.dense, readings.lexical).get(doc) == 1),
+        "lexical_first": float(ranks(readings.lexical, readings.dense).get(doc) == 1),
         "name_coverage": names,
         "name_margin": names - other_names,
         "quotes_metric": float(quotes_metric),

@@ -63,6 +63,25 @@ class TestFuse:
             clear = Readings(split.dense, split.lexical, names={winner: 1.0, loser: 0.3})
             assert evidence.fuse(clear, k=60)[0] == winner
 
+    def test_equal_scores_go_by_the_other_reading_then_by_id(self) -> None:
+        """Two sections of the same words score the same in a reading; the order the engine
+        returned them in must not put one above the other."""
+        tied = {"b": 0.5, "a": 0.5, "c": 0.9, "d": 0.1}
+        assert evidence.ranks(tied) == {"c": 1, "a": 2, "b": 3, "d": 4}
+        assert evidence.ranks(tied, then={"b": 2.0, "a": 1.0}) == {"c": 1, "b": 2, "a": 3, "d": 4}
+
+    def test_a_tie_in_one_reading_is_decided_by_the_others_not_by_arrival(self) -> None:
+        came = Readings(
+            dense={"b": 0.5, "a": 0.5, "c": 0.9}, lexical={"b": 4.0, "a": 3.0}, names={}
+        )
+        went = Readings(
+            dense={"a": 0.5, "b": 0.5, "c": 0.9}, lexical={"a": 3.0, "b": 4.0}, names={}
+        )
+        assert evidence.fuse(came, k=60) == evidence.fuse(went, k=60) == ["b", "a", "c"]
+        tied = Readings(dense={"b": 0.5, "a": 0.5}, lexical={"b": 4.0, "a": 4.0}, names={})
+        again = Readings(dense={"a": 0.5, "b": 0.5}, lexical={"a": 4.0, "b": 4.0}, names={})
+        assert evidence.fuse(tied, k=60) == evidence.fuse(again, k=60) == ["a", "b"]
+
     @pytest.mark.parametrize(
         ("names", "votes"),
         [({}, False), ({"a": 0.5}, False), ({"a": 0.9, "b": 0.8}, False), ({"a": 0.9}, True)],
