@@ -47,6 +47,9 @@ _TIP = "refs/runbooks/tip"
 _SERVED = "refs/runbooks/served"
 #: GitHub takes a token as the password of any user; GitLab too, for its access tokens.
 DEFAULT_TOKEN_USER = "x-access-token"
+#: An HTTP 401 or 403 as git reports it ("The requested URL returned error: 403"). Not
+#: any " 403": a refused connection to port 40312 says "port 40312".
+DENIED = re.compile(r"returned error: 40[13]\b")
 _USERINFO = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)[^/@\s]*@", re.IGNORECASE)
 
 
@@ -98,7 +101,7 @@ def source_candidates(url: str, ref: str, subdir: str) -> tuple[str, ...]:
     (`acme/ops`), then with the subfolder, the host, and the ref."""
     shown = display_url(url).rstrip("/")
     scheme, _, rest = shown.rpartition("://")
-    host, _, path = (rest.partition("/") if scheme else rest.rpartition(":"))
+    host, _, path = rest.partition("/") if scheme else rest.rpartition(":")
     path = path.strip("/").removesuffix(".git") or _repo_name(url)
     host = host.rpartition("@")[2].partition(":")[0]
     inside = f"{path}/{subdir.strip('/')}" if subdir.strip("/") else path
@@ -228,8 +231,10 @@ class GitRemote:
     def _check_subdir(self, commit: str) -> None:
         """RUNBOOK_GIT_SUBDIR is a folder of `commit`: checked out without it, the runbooks
         would all look deleted. Trees come whole with a partial clone, so this reads no blob."""
-        if not self.subdir or self._git("ls-tree", "-d", "--name-only", commit, "--",
-                                        self.subdir).strip():
+        if (
+            not self.subdir
+            or self._git("ls-tree", "-d", "--name-only", commit, "--", self.subdir).strip()
+        ):
             return
         parent = str(PurePosixPath(self.subdir).parent).removeprefix(".")
         at = f"{commit}:{parent}" if parent else commit
@@ -246,8 +251,18 @@ class GitRemote:
         partial = self.checkout.with_name(self.checkout.name + ".partial")
         shutil.rmtree(partial, ignore_errors=True)
         self._run(
-            ["clone", "--quiet", "--filter=blob:none", "--no-checkout", "--no-tags",
-             "--single-branch", "--branch", _branch_name(self.ref), self.url, str(partial)],
+            [
+                "clone",
+                "--quiet",
+                "--filter=blob:none",
+                "--no-checkout",
+                "--no-tags",
+                "--single-branch",
+                "--branch",
+                _branch_name(self.ref),
+                self.url,
+                str(partial),
+            ],
             cwd=None,
             remote=True,
         )
@@ -295,21 +310,35 @@ class GitRemote:
     def _explain(self, verb: str, stderr: str) -> str:
         said = self._redact(" ".join(stderr.split()))[-300:]
         low = said.lower()
-        if any(s in low for s in ("authentication failed", "could not read username",
-                                  "could not read password", "permission denied", " 401",
-                                  " 403")):
+        denied = (
+            "authentication failed",
+            "could not read username",
+            "could not read password",
+            "permission denied",
+        )
+        if DENIED.search(low) or any(s in low for s in denied):
             advice = (
                 "authentication failed: set RUNBOOK_GIT_TOKEN to a token that can read the "
                 "repository (or configure git's credential helper / ssh key for this user)"
             )
-        elif any(s in low for s in ("couldn't find remote ref", "not found in upstream",
-                                    "remote branch")):
+        elif any(
+            s in low for s in ("couldn't find remote ref", "not found in upstream", "remote branch")
+        ):
             advice = (
                 f"the ref {self.ref!r} is not on the remote (deleted or renamed?): "
                 "set RUNBOOK_GIT_REF to an existing branch or tag"
             )
-        elif any(s in low for s in ("could not resolve", "connection refused", "timed out",
-                                    "connect to", "unreachable", "connection reset")):
+        elif any(
+            s in low
+            for s in (
+                "could not resolve",
+                "connection refused",
+                "timed out",
+                "connect to",
+                "unreachable",
+                "connection reset",
+            )
+        ):
             advice = "the remote is unreachable: check RUNBOOK_GIT_URL and the network"
         elif any(s in low for s in ("not found", "does not appear to be a git repository")):
             advice = "no repository at that address: check RUNBOOK_GIT_URL"

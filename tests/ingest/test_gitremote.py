@@ -190,6 +190,36 @@ class TestFailures:
         with pytest.raises(GitFetchError, match="unreachable"):
             source.update()
 
+    @pytest.mark.parametrize(
+        ("said", "advice"),
+        [
+            # A refused connection to a port with 401 or 403 in it is still the network:
+            # CI once drew port 40303 and read it as a denied token.
+            (
+                "Failed to connect to 127.0.0.1 port 40303 after 0 ms: Couldn't connect to server",
+                "unreachable",
+            ),
+            (
+                "Failed to connect to 127.0.0.1 port 40112 after 401 ms: Couldn't connect",
+                "unreachable",
+            ),
+            ("The requested URL returned error: 403", "RUNBOOK_GIT_TOKEN"),
+            ("The requested URL returned error: 401", "RUNBOOK_GIT_TOKEN"),
+        ],
+    )
+    def test_what_git_said_is_read_as_what_to_do(
+        self, tmp_path: Path, said: str, advice: str
+    ) -> None:
+        source = GitRemote(
+            "http://127.0.0.1:40303/runbooks.git",
+            ref="main",
+            subdir="",
+            token=None,
+            folder=tmp_path / "data",
+        )
+        stderr = f"fatal: unable to access 'http://127.0.0.1:40303/runbooks.git/': {said}\n"
+        assert advice in source._explain("clone", stderr)
+
 
 class TestSettings:
     def test_no_remote_without_a_url_and_a_clear_error_without_git(
@@ -241,9 +271,7 @@ class TestCredentials:
         self, server: GitHttpServer, tmp_path: Path
     ) -> None:
         with_token = server.url().replace("http://", f"http://team:{TOKEN}@")
-        source = GitRemote(
-            with_token, ref="main", subdir="", token=None, folder=tmp_path / "data"
-        )
+        source = GitRemote(with_token, ref="main", subdir="", token=None, folder=tmp_path / "data")
         source.update()
         assert source.name == server.url()
         config = (source.checkout / ".git" / "config").read_text()
@@ -266,7 +294,12 @@ class TestIngestCli:
         }
         return subprocess.run(
             [sys.executable, "-m", "ingest"],
-            env=env, cwd=REPO, capture_output=True, text=True, check=False, timeout=300,
+            env=env,
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=300,
         )
 
     def test_python_m_ingest_fetches_and_indexes_the_remote(
